@@ -1,0 +1,5 @@
+"""`python -m freemad` runs the CLI."""
+
+from freemad._entry import main
+
+main()

@@ -1,0 +1,60 @@
+"""How an agent config becomes an argv: command words, mode, mode flags, flags, args, positionals."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from freemad.agents.presets import preset_for
+from freemad.config.models import AgentConfig, ArgValue, Mode
+
+
+class CommandNotFound(LookupError):
+    """The agent's program is not on PATH (nor beside the running Python)."""
+
+
+def build_argv(agent: AgentConfig, mode: Mode) -> list[str]:
+    """The argv for one call, never a shell line. The program is left as configured (see resolve)."""
+    preset = preset_for(agent.type)
+    flags = agent.cli_flags if agent.cli_flags is not None else list(preset.flags)
+    args = agent.cli_args if agent.cli_args is not None else dict(preset.args)
+    positional = (
+        agent.cli_positional if agent.cli_positional is not None else list(preset.positional)
+    )
+    mode_flags = agent.cli_mode_flags.get(mode)
+    if mode_flags is None:
+        mode_flags = list(preset.mode_flags.get(mode.value, ()))
+    argv = list(agent.command_words)
+    if agent.cli_mode_arg:
+        argv.append(mode.value)
+    argv += mode_flags
+    argv += flags
+    for key, value in args.items():
+        argv += _arg_words(key, value)
+    argv += positional
+    return argv
+
+
+def _arg_words(key: str, value: ArgValue) -> list[str]:
+    option = key if key.startswith("-") else f"--{key}"
+    if value is True:
+        return [option]
+    if value is False:
+        return []
+    return [option, str(value)]
+
+
+def resolve_program(program: str) -> str:
+    """Find the program on PATH, or beside the running interpreter (a virtualenv's bin/)."""
+    if "/" in program:
+        if Path(program).is_file():
+            return program
+        raise CommandNotFound(f"{program} does not exist")
+    found = shutil.which(program)
+    if found:
+        return found
+    beside = Path(sys.executable).parent / program
+    if beside.is_file():
+        return str(beside)
+    raise CommandNotFound(f"{program!r} is not on PATH")

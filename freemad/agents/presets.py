@@ -1,0 +1,178 @@
+"""Presets for the agent CLIs we know: default flags, how to read their output, how they say "log in".
+
+Each preset was checked against the CLI as published on the npm registry (see docs/agents.md):
+claude 2.1, codex 0.171, gemini 0.61. In debate modes every preset turns tools off, because a
+debate answer must come from the prompt alone.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from freemad.config.models import AgentType
+
+_DEBATE_MODES = ("generate", "critique")
+GEMINI_DENY_ALL = str(resources.files("freemad.agents").joinpath("gemini-deny-all.toml"))
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    """The agent's final message and token usage when the CLI reports them, or the CLI's error."""
+
+    text: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    flags: tuple[str, ...] = ()
+    args: tuple[tuple[str, str], ...] = ()
+    positional: tuple[str, ...] = ()
+    mode_flags: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    output: str = "text"
+    env: tuple[tuple[str, str], ...] = ()
+    # Arguments (after the first command word) of a quick "am I logged in?" command, and the
+    # environment variables that stand in for a login when present.
+    login_check: tuple[str, ...] = ()
+    login_env: tuple[str, ...] = ()
+
+
+# Every CLI's own wording for "you are not logged in"; matched on a failed call's stdout and stderr.
+NOT_LOGGED_IN = re.compile(
+    r"not logged in|please run /login|invalid api key|fix external api key|"
+    r"please set an auth method|invalid auth method|api key not valid|incorrect api key|"
+    r"\b401 unauthorized\b|authentication_failed|"
+    r"you must specify the (?:GEMINI|GOOGLE)_API_KEY",
+    re.IGNORECASE,
+)
+
+PRESETS: dict[AgentType, Preset] = {
+    AgentType.GENERIC: Preset(),
+    AgentType.CLAUDE_CODE: Preset(
+        flags=("-p", "--output-format", "json", "--no-session-persistence"),
+        mode_flags={m: ("--tools", "", "--max-turns", "1") for m in _DEBATE_MODES},
+        output="claude_json",
+        env=(("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),),
+    ),
+    AgentType.OPENAI_CODEX: Preset(
+        flags=(
+            "--skip-git-repo-check",
+            "--ephemeral",
+            "--sandbox",
+            "read-only",
+            "--color",
+            "never",
+            # Without this codex waits for the network for ever.
+            "--disable",
+            "unbounded_connection_retries",
+            "--json",
+        ),
+        positional=("-",),
+        mode_flags={m: ("--disable", "shell_tool") for m in _DEBATE_MODES},
+        output="codex_json",
+        login_check=("login", "status"),
+        login_env=("CODEX_API_KEY", "OPENAI_API_KEY"),
+    ),
+    AgentType.GEMINI_CLI: Preset(
+        flags=("-p", "", "--output-format", "json", "--skip-trust"),
+        mode_flags={m: ("--policy", GEMINI_DENY_ALL) for m in _DEBATE_MODES},
+        output="gemini_json",
+    ),
+}
+
+
+def preset_for(agent_type: AgentType) -> Preset:
+    return PRESETS[agent_type]
+
+
+def extract(output_format: str, stdout: str) -> Extracted:
+    """Turn a CLI's stdout into the final message; formats that carry usage report it."""
+    if output_format == "codex_json":
+        return _codex_events(stdout)
+    if output_format == "claude_json":
+        return _claude_result(stdout)
+    if output_format == "gemini_json":
+        return _gemini_result(stdout)
+    return Extracted(stdout)
+
+
+def _codex_events(stdout: str) -> Extracted:
+    """`codex exec --json` prints JSON lines; the last agent message is the answer."""
+    message: str | None = None
+    error = None
+    input_tokens = output_tokens = None
+    for event in _json_lines(stdout):
+        kind, item = event.get("type"), event.get("item")
+        if kind == "item.completed" and isinstance(item, dict):
+            if item.get("type") == "agent_message":
+                message = str(item.get("text", ""))
+        elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
+            input_tokens = _int(event["usage"].get("input_tokens"))
+            output_tokens = _int(event["usage"].get("output_tokens"))
+        elif kind == "turn.failed":
+            failure = event.get("error")
+            error = str(failure.get("message") if isinstance(failure, dict) else failure)
+    if message is None:
+        # No agent message: keep the raw output visible to the parser and the transcript.
+        return Extracted(stdout, input_tokens, output_tokens, error)
+    return Extracted(message, input_tokens, output_tokens, error)
+
+
+def _claude_result(stdout: str) -> Extracted:
+    """`claude -p --output-format json` prints one result object; `is_error` marks a failure."""
+    event = _json_object(stdout)
+    if event is None or "result" not in event:
+        return Extracted(stdout)
+    usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
+    text = str(event.get("result") or "")
+    return Extracted(
+        text,
+        _int(usage.get("input_tokens")),
+        _int(usage.get("output_tokens")),
+        (text or "claude reported an error") if event.get("is_error") else None,
+    )
+
+
+def _gemini_result(stdout: str) -> Extracted:
+    """`gemini -o json` prints one object with `response` and per-model token stats."""
+    event = _json_object(stdout)
+    if event is None:
+        return Extracted(stdout)
+    if isinstance(event.get("error"), dict):
+        return Extracted("", error=str(event["error"].get("message", "gemini reported an error")))
+    models = event.get("stats", {}).get("models", {}) if isinstance(event.get("stats"), dict) else {}
+    tokens = [m.get("tokens", {}) for m in models.values() if isinstance(m, dict)]
+    input_tokens = sum(_int(t.get("prompt")) or 0 for t in tokens) if tokens else None
+    output_tokens = sum(_int(t.get("candidates")) or 0 for t in tokens) if tokens else None
+    return Extracted(str(event.get("response") or ""), input_tokens, output_tokens)
+
+
+def _json_lines(text: str) -> list[dict[str, Any]]:
+    events = []
+    for line in text.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            events.append(event)
+    return events
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        events = _json_lines(text)
+        return events[-1] if events else None
+    return value if isinstance(value, dict) else None
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

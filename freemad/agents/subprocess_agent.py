@@ -1,0 +1,236 @@
+"""The real agent adapter: run a CLI without a shell, prompt on stdin, and never let it outlive the call."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+
+from freemad.agents.base import CallRequest, CallResult, CallStatus
+from freemad.agents.invocation import CommandNotFound, build_argv, resolve_program
+from freemad.agents.presets import NOT_LOGGED_IN, extract, preset_for
+from freemad.config.models import AgentConfig
+
+_STDERR_TAIL = 4096
+# Once the agent has exited, how long its leftover children may keep our pipes open.
+_EXIT_GRACE = 0.2
+
+
+class CliAgent:
+    """One agent CLI. Each call starts a fresh process in its own session (process group).
+
+    Debate calls run in an empty temporary folder, so that an agent CLI picks up no project
+    instructions (CLAUDE.md, AGENTS.md, GEMINI.md) from wherever FREE-MAD was started.
+    """
+
+    def __init__(
+        self,
+        config: AgentConfig,
+        *,
+        max_output_bytes: int,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.config = config
+        self.max_output_bytes = max_output_bytes
+        self.preset = preset_for(config.type)
+        self.env = dict(os.environ if env is None else env)
+        # Agents print for a pipe, not a terminal: no colours, no pagers, no spinners.
+        for key, value in (("NO_COLOR", "1"), ("TERM", "dumb"), *self.preset.env):
+            self.env.setdefault(key, value)
+        self._login: CallResult | None = None
+        self._login_checked = False
+
+    @property
+    def agent_id(self) -> str:
+        return self.config.id
+
+    async def call(self, request: CallRequest) -> CallResult:
+        refused = await self._check_login(request.time_limit)
+        if refused is not None:
+            return refused
+        argv = build_argv(self.config, request.mode)
+        with tempfile.TemporaryDirectory(prefix="freemad-agent-") as workdir:
+            return await self._run(argv, request.prompt.encode(), request.time_limit, workdir)
+
+    async def _check_login(self, time_limit: float) -> CallResult | None:
+        """Ask the CLI whether it is logged in, once, where it has a quick way to say so.
+
+        `codex exec` without a login does not fail: it waits for the network. `codex login status`
+        answers in a tenth of a second. An API key in the environment counts as a login.
+        """
+        preset = self.preset
+        if self._login_checked or not preset.login_check:
+            return self._login
+        self._login_checked = True
+        if any(self.env.get(name) for name in preset.login_env):
+            return None
+        argv = [self.config.command_words[0], *preset.login_check]
+        with tempfile.TemporaryDirectory(prefix="freemad-agent-") as workdir:
+            check = await self._run(argv, b"", min(time_limit, 30.0), workdir, extract_output=False)
+        if check.status is CallStatus.OK:
+            return None
+        if check.status in {CallStatus.EXIT_ERROR, CallStatus.NOT_LOGGED_IN}:
+            detail = f"`{' '.join(argv)}` says: {check.detail.split(': ', 1)[-1]}"
+            self._login = replace(check, status=CallStatus.NOT_LOGGED_IN, detail=detail)
+        return self._login
+
+    async def _run(
+        self,
+        argv: list[str],
+        prompt: bytes,
+        time_limit: float,
+        workdir: str,
+        *,
+        extract_output: bool = True,
+    ) -> CallResult:
+        started = time.monotonic()
+        loop = asyncio.get_running_loop()
+        run = _Run(loop, self.max_output_bytes)
+        try:
+            argv[0] = resolve_program(argv[0])
+            transport, _ = await loop.subprocess_exec(
+                lambda: run,
+                *argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self.env,
+                cwd=workdir,
+                start_new_session=True,
+            )
+        except (CommandNotFound, OSError) as exc:
+            return CallResult(
+                CallStatus.SPAWN_ERROR, detail=f"cannot start {argv[0]}: {exc}", argv=tuple(argv)
+            )
+        try:
+            await asyncio.wait_for(run.communicate(prompt), time_limit)
+        except asyncio.TimeoutError:
+            run.timed_out = True
+        finally:
+            # Also on cancellation: the whole process group goes, children included.
+            _kill_group(transport.get_pid())
+            transport.close()
+        output = self.preset.output if extract_output else "text"
+        return self._result(run, argv, time.monotonic() - started, time_limit, output)
+
+    def _result(
+        self, run: _Run, argv: list[str], duration: float, limit: float, output: str
+    ) -> CallResult:
+        stdout = _decode(bytes(run.stdout))
+        stderr = _decode(bytes(run.stderr))[-_STDERR_TAIL:]
+        base = CallResult(
+            CallStatus.OK,
+            stdout,
+            stderr_tail=stderr,
+            exit_code=run.returncode,
+            duration=duration,
+            argv=tuple(argv),
+        )
+        if run.timed_out:
+            return replace(
+                base, status=CallStatus.TIMEOUT, detail=f"no answer within {limit:.1f}s; killed"
+            )
+        if run.too_large:
+            detail = f"printed more than {self.max_output_bytes} bytes; killed"
+            return replace(base, status=CallStatus.OUTPUT_TOO_LARGE, text="", detail=detail)
+        found = extract(output, stdout)
+        if run.returncode == 0 and found.error is None:
+            return replace(
+                base,
+                text=found.text,
+                input_tokens=found.input_tokens,
+                output_tokens=found.output_tokens,
+            )
+        status = CallStatus.EXIT_ERROR
+        if any(NOT_LOGGED_IN.search(t) for t in (found.error or "", stdout[-8192:], stderr)):
+            status = CallStatus.NOT_LOGGED_IN
+        reason = found.error or _first_line(stderr) or _first_line(stdout) or "no output"
+        return replace(
+            base,
+            status=status,
+            input_tokens=found.input_tokens,
+            output_tokens=found.output_tokens,
+            detail=f"exit status {run.returncode}: {_first_line(reason)}",
+        )
+
+
+class _Run(asyncio.SubprocessProtocol):
+    """One running agent: its output as it arrives (stdout capped, stderr's tail) and its exit."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, cap: int) -> None:
+        self.cap = cap
+        self.stdout = bytearray()
+        self.stderr = bytearray()
+        self.returncode: int | None = None
+        self.timed_out = False
+        self.too_large = False
+        self.transport: asyncio.SubprocessTransport | None = None
+        self._exited = loop.create_future()
+        self._stdout_closed = loop.create_future()
+        self._overflow = loop.create_future()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        self.transport = transport
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        if fd == 1:
+            if len(self.stdout) + len(data) > self.cap:
+                self.too_large = True
+                _resolve(self._overflow)
+            elif not self.too_large:
+                self.stdout += data
+        elif fd == 2:
+            self.stderr += data
+            if len(self.stderr) > 4 * _STDERR_TAIL:
+                del self.stderr[: len(self.stderr) - _STDERR_TAIL]
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            _resolve(self._stdout_closed)
+
+    def process_exited(self) -> None:
+        assert self.transport is not None
+        self.returncode = self.transport.get_returncode()
+        _resolve(self._exited)
+
+    async def communicate(self, prompt: bytes) -> None:
+        assert self.transport is not None
+        stdin = self.transport.get_pipe_transport(0)
+        if isinstance(stdin, asyncio.WriteTransport):
+            # Buffered by the loop; an agent that exits without reading it is not our failure.
+            stdin.write(prompt)
+            stdin.write_eof()
+        await asyncio.wait({self._exited, self._overflow}, return_when=asyncio.FIRST_COMPLETED)
+        if self.too_large:
+            return
+        # Leftover children may hold stdout open; they get a moment before the group is killed.
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._stdout_closed), _EXIT_GRACE)
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace").replace("\x00", "")
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:300]
+    return ""

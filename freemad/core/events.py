@@ -1,0 +1,36 @@
+"""Events: what every runtime appends as it works; status, progress and reports are folds over them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    run_id: str
+    seq: int
+    time: float
+    kind: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+EventSink = Callable[[Event], None]
+
+
+class EventLog:
+    """Numbers events in order, keeps them, and hands each to the subscribers as it happens."""
+
+    def __init__(self, run_id: str, clock: Callable[[], float], sinks: list[EventSink]) -> None:
+        self.run_id = run_id
+        self.clock = clock
+        self.sinks = sinks
+        self.events: list[Event] = []
+
+    def emit(self, kind: str, **data: Any) -> Event:
+        event = Event(self.run_id, len(self.events), self.clock(), kind, data)
+        self.events.append(event)
+        for sink in self.sinks:
+            sink(event)
+        return event

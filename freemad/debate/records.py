@@ -1,0 +1,123 @@
+"""What a debate records: each agent's turn, each round, and the result; serialised as the transcript."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TurnStatus = Literal["ok", "failed", "cut"]
+TurnAction = Literal["initial", "keep", "revise", "carried_forward", "none"]
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Response(Record):
+    solution: str = ""
+    reasoning: str = ""
+    decision: Literal["keep", "revise"] | None = None
+
+
+class Failure(Record):
+    """Why a turn gave no answer: the call's status (timeout, exit_error, ...) or `unparseable`."""
+
+    cause: str
+    detail: str = ""
+
+
+class Tokens(Record):
+    input: int = 0
+    output: int = 0
+    estimated: bool = True
+
+
+class AgentTurn(Record):
+    agent_id: str
+    round: int
+    status: TurnStatus
+    action: TurnAction = "none"
+    answer_id: str | None = None
+    response: Response | None = None
+    error: Failure | None = None
+    deadline: Literal["soft", "hard"] | None = None
+    peers_assigned: list[str] = Field(default_factory=list)
+    peers_seen: list[str] = Field(default_factory=list)
+    attempts: int = 0
+    cached: bool = False
+    truncated_prompt: bool = False
+    duration_ms: int = 0
+    tokens: Tokens = Field(default_factory=Tokens)
+    exit_status: int | None = None
+
+
+class RoundRecord(Record):
+    round: int
+    type: Literal["generation", "critique"]
+    agents: dict[str, AgentTurn]
+    deadline_hit_soft: bool = False
+    deadline_hit_hard: bool = False
+    duration_ms: int = 0
+    scores: dict[str, float] = Field(default_factory=dict)
+    topology_info: dict[str, list[str]] | None = None
+
+
+class ScoreDelta(Record):
+    round: int
+    agent: str
+    action: str
+    factor: float
+    amount: float
+
+
+class AnswerVariant(Record):
+    agent_id: str
+    round: int
+    text: str
+
+
+class AnswerRecord(Record):
+    """One answer identity; `merged` when agents' texts differed but counted as the same answer."""
+
+    canonical: str
+    variants: list[AnswerVariant]
+    merged: bool = False
+
+
+class AgentTotals(Record):
+    calls: int = 0
+    failures: int = 0
+    duration_ms: int = 0
+    tokens: Tokens = Field(default_factory=Tokens)
+    cost_usd: float | None = None
+
+
+class DebateResult(Record):
+    """The transcript. The reference implementation's fields, plus provenance and per-call metrics."""
+
+    run_id: str
+    status: Literal["completed", "failed"]
+    error: str | None = None
+    requirement: str
+    config_digest: str
+    started_at: str
+    finished_at: str
+    settings: dict[str, Any] = Field(default_factory=dict)
+    final_answer_id: str | None = None
+    final_solution: str | None = None
+    scores: dict[str, float] = Field(default_factory=dict)
+    raw_scores: dict[str, float] = Field(default_factory=dict)
+    score_explainers: dict[str, list[ScoreDelta]] = Field(default_factory=dict)
+    tied_answers: list[str] = Field(default_factory=list)
+    winning_agents: list[str] = Field(default_factory=list)
+    origin_agents: dict[str, list[str]] = Field(default_factory=dict)
+    holders_history: list[dict[str, str]] = Field(default_factory=list)
+    answers: dict[str, AnswerRecord] = Field(default_factory=dict)
+    validation: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    validator_confidence: float | None = None
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    agents: dict[str, AgentTotals] = Field(default_factory=dict)
+    early_stop_reason: str | None = None
+    transcript: list[RoundRecord] = Field(default_factory=list)
+    transcript_path: str | None = None

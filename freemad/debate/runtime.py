@@ -1,0 +1,343 @@
+"""The debate runtime: rounds under deadlines and budgets, then the Free-MAD decision over the trajectory."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from freemad.agents.base import AgentPort
+from freemad.agents.subprocess_agent import CliAgent
+from freemad.config.load import config_digest
+from freemad.config.models import AgentConfig, FreemadConfig, Mode
+from freemad.core.events import EventLog, EventSink
+from freemad.core.scoring import ScoreBoard, Weights
+from freemad.core.topology import assign_peers, peer_labels
+from freemad.debate.cache import ResponseCache
+from freemad.debate.outcome import Holding, Outcome
+from freemad.debate.prompts import PromptBook, ShownAnswer
+from freemad.debate.records import AgentTurn, DebateResult, Failure, RoundRecord
+from freemad.debate.turns import TurnContext, take_turn
+from freemad.errors import UsageError
+
+log = logging.getLogger(__name__)
+
+
+def run_debate(
+    requirement: str,
+    config: FreemadConfig,
+    *,
+    rounds: int | None = None,
+    agents: Mapping[str, AgentPort] | None = None,
+    on_event: EventSink | None = None,
+    run_id: str | None = None,
+) -> DebateResult:
+    """Run a whole debate and return its transcript. The one entry point for CLI, Action and bot."""
+    return asyncio.run(
+        arun_debate(
+            requirement, config, rounds=rounds, agents=agents, on_event=on_event, run_id=run_id
+        )
+    )
+
+
+async def arun_debate(
+    requirement: str,
+    config: FreemadConfig,
+    *,
+    rounds: int | None = None,
+    agents: Mapping[str, AgentPort] | None = None,
+    on_event: EventSink | None = None,
+    run_id: str | None = None,
+) -> DebateResult:
+    requirement = check_requirement(requirement, config)
+    debate = _Debate(config, requirement, rounds, agents, on_event, run_id)
+    return await debate.run()
+
+
+def check_requirement(requirement: str, config: FreemadConfig) -> str:
+    text = requirement.replace("\x00", "").strip()
+    if not text:
+        raise UsageError("the requirement is empty")
+    limit = config.security.max_requirement_size
+    if len(text) > limit:
+        raise UsageError(
+            f"the requirement has {len(text)} characters; security.max_requirement_size is {limit}"
+        )
+    return text
+
+
+@dataclass
+class _Deadlines:
+    soft_at: float
+    hard_at: float
+
+
+class _Debate:
+    def __init__(
+        self,
+        config: FreemadConfig,
+        requirement: str,
+        rounds: int | None,
+        ports: Mapping[str, AgentPort] | None,
+        on_event: EventSink | None,
+        run_id: str | None,
+    ) -> None:
+        self.config = config
+        self.requirement = requirement
+        self.rounds = config.debate.rounds if rounds is None else rounds
+        if self.rounds < 0:
+            raise UsageError(f"--rounds must be 0 or more, got {self.rounds}")
+        self.agents = {a.id: a for a in config.enabled_agents}
+        max_output = 4 * config.security.max_solution_size + config.security.max_critique_size
+        self.ports: dict[str, AgentPort] = {
+            agent_id: (ports or {}).get(agent_id) or CliAgent(agent, max_output_bytes=max_output)
+            for agent_id, agent in self.agents.items()
+        }
+        self.run_id = run_id or uuid.uuid4().hex
+        self.loop_clock = time.monotonic
+        self.events = EventLog(self.run_id, time.time, [on_event] if on_event else [])
+        self.prompts = PromptBook(config.debate.prompt_mode, config.debate.templates_dir)
+        topo = config.topology
+        self.peers = assign_peers(
+            list(self.agents), topo.type, k=topo.k, hub=topo.hub, seed=topo.seed
+        )
+        self.board = ScoreBoard(Weights.from_sequence(config.scoring.weights))
+        self.outcome = Outcome(config, self.board)
+
+    async def run(self) -> DebateResult:
+        started_at = _now()
+        self.run_started = self.loop_clock()
+        self.events.emit(
+            "run_started",
+            requirement=self.requirement,
+            agents=list(self.agents),
+            rounds=self.rounds,
+        )
+        cache = self.config.cache
+        ctx = TurnContext(
+            config=self.config,
+            prompts=self.prompts,
+            cache=ResponseCache(cache.dir, cache.max_entries) if cache.enabled else None,
+            limiter=asyncio.Semaphore(self.config.budget.max_concurrent_agents),
+            events=self.events,
+            clock=self.loop_clock,
+        )
+        error = early_stop = None
+        for round_no in range(self.rounds + 1):
+            if round_no > 0:
+                early_stop = self._budget_exhausted()
+                if early_stop:
+                    self.events.emit("early_stop", reason=early_stop, before_round=round_no)
+                    break
+            record = await self._round(ctx, round_no)
+            answered = sum(1 for t in record.agents.values() if t.status == "ok")
+            if answered < self.config.deadlines.min_agents:
+                error = (
+                    f"only {answered} of {len(record.agents)} agents answered in round {round_no}; "
+                    f"deadlines.min_agents is {self.config.deadlines.min_agents}"
+                )
+                break
+        result = await self.outcome.build(
+            run_id=self.run_id,
+            requirement=self.requirement,
+            digest=config_digest(self.config),
+            started_at=started_at,
+            wall_time=self.loop_clock() - self.run_started,
+            rounds_requested=self.rounds,
+            error=error,
+            early_stop=early_stop,
+        )
+        self.events.emit(
+            "run_finished",
+            status=result.status,
+            error=result.error,
+            final_answer_id=result.final_answer_id,
+            score=result.scores.get(result.final_answer_id or "", None),
+            winning_agents=result.winning_agents,
+        )
+        return result
+
+    def _budget_exhausted(self) -> str | None:
+        budget = self.config.budget
+        elapsed = self.loop_clock() - self.run_started
+        if budget.max_total_time_sec is not None and elapsed >= budget.max_total_time_sec:
+            return "max_total_time_sec"
+        used = self.outcome.tokens_used()
+        if budget.max_total_tokens is not None and used >= budget.max_total_tokens:
+            if budget.enforce_total_tokens:
+                return "max_total_tokens"
+            log.warning(
+                "token budget exceeded (%d >= %d), not enforced", used, budget.max_total_tokens
+            )
+        return None
+
+    def _deadlines(self, round_started: float) -> _Deadlines:
+        deadlines, budget = self.config.deadlines, self.config.budget
+        hard_at = round_started + deadlines.hard_timeout_ms / 1000
+        if budget.max_round_time_sec is not None:
+            hard_at = min(hard_at, round_started + budget.max_round_time_sec)
+        if budget.max_total_time_sec is not None:
+            hard_at = min(hard_at, self.run_started + budget.max_total_time_sec)
+        soft_at = min(round_started + deadlines.soft_timeout_ms / 1000, hard_at)
+        return _Deadlines(soft_at, hard_at)
+
+    async def _round(self, ctx: TurnContext, round_no: int) -> RoundRecord:
+        kind = "generation" if round_no == 0 else "critique"
+        mode = Mode.GENERATE if round_no == 0 else Mode.CRITIQUE
+        participants = list(self.agents) if round_no == 0 else list(self.outcome.holdings)
+        started = self.loop_clock()
+        deadlines = self._deadlines(started)
+        self.events.emit("round_started", round=round_no, type=kind, agents=participants)
+        prompts: dict[str, tuple[str, bool]] = {}
+        seen: dict[str, list[str]] = {}
+        for agent_id in participants:
+            if round_no == 0:
+                prompts[agent_id] = (self.prompts.generate(self.requirement), False)
+            else:
+                prompts[agent_id], seen[agent_id] = self._critique_prompt(agent_id, round_no)
+        tasks = {
+            agent_id: asyncio.create_task(
+                take_turn(
+                    ctx,
+                    self.ports[agent_id],
+                    self.agents[agent_id],
+                    round_no,
+                    mode,
+                    prompts[agent_id][0],
+                    deadlines.hard_at,
+                )
+            )
+            for agent_id in participants
+        }
+        cut = await self._wait(tasks, deadlines)
+        turns: dict[str, AgentTurn] = {}
+        for agent_id, task in tasks.items():
+            turn = self._collect(agent_id, round_no, task, cut, started)
+            turn.peers_assigned = list(self.peers[agent_id]) if round_no else []
+            turn.peers_seen = seen.get(agent_id, [])
+            turn.truncated_prompt = prompts[agent_id][1]
+            turns[agent_id] = turn
+        record = RoundRecord(
+            round=round_no,
+            type=kind,
+            agents=turns,
+            deadline_hit_soft=cut == "soft",
+            deadline_hit_hard=cut == "hard",
+            duration_ms=int((self.loop_clock() - started) * 1000),
+            topology_info=(
+                {a: list(self.peers[a]) for a in participants}
+                if round_no and self.config.output.include_topology_info
+                else None
+            ),
+        )
+        self.outcome.apply_round(record)
+        self.events.emit(
+            "round_finished",
+            round=round_no,
+            scores=record.scores,
+            deadline_hit_soft=record.deadline_hit_soft,
+            deadline_hit_hard=record.deadline_hit_hard,
+        )
+        return record
+
+    def _critique_prompt(self, agent_id: str, round_no: int) -> tuple[tuple[str, bool], list[str]]:
+        holdings = self.outcome.holdings
+        visible = [p for p in self.peers[agent_id] if p in holdings]
+        labels = peer_labels(visible)
+        shown = [
+            ShownAnswer(labels[p], holdings[p].solution, holdings[p].reasoning) for p in visible
+        ]
+        own = holdings[agent_id]
+        prompt = self.prompts.critique(
+            self.requirement,
+            round_no,
+            ShownAnswer("you", own.solution, own.reasoning),
+            shown,
+            self.config.budget.max_tokens_per_agent_per_round
+            if self.config.budget.enable_token_truncation
+            else None,
+        )
+        return prompt, visible
+
+    async def _wait(
+        self, tasks: dict[str, asyncio.Task[AgentTurn]], deadlines: _Deadlines
+    ) -> str | None:
+        """Wait for the round's turns; return "soft" or "hard" when a deadline cut some short."""
+        quorum = self.config.deadlines.min_agents
+        pending: set[asyncio.Task[AgentTurn]] = set(tasks.values())
+        cut = None
+        try:
+            while pending:
+                now = self.loop_clock()
+                answered = sum(
+                    1 for t in tasks.values() if t.done() and not t.cancelled() and _answered(t)
+                )
+                if now >= deadlines.soft_at and answered >= quorum:
+                    cut = "soft"
+                    break
+                if now >= deadlines.hard_at:
+                    cut = "hard"
+                    break
+                until = deadlines.soft_at if now < deadlines.soft_at else deadlines.hard_at
+                _, pending = await asyncio.wait(
+                    pending, timeout=until - now, return_when=asyncio.FIRST_COMPLETED
+                )
+        finally:
+            # Cancelling a turn kills its agent's process group before the gather returns.
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+        return cut
+
+    def _collect(
+        self,
+        agent_id: str,
+        round_no: int,
+        task: asyncio.Task[AgentTurn],
+        cut: str | None,
+        started: float,
+    ) -> AgentTurn:
+        elapsed = int((self.loop_clock() - started) * 1000)
+        if task.cancelled():
+            self.events.emit(
+                "agent_finished", round=round_no, agent=agent_id, status="cut", deadline=cut
+            )
+            return AgentTurn(
+                agent_id=agent_id,
+                round=round_no,
+                status="cut",
+                deadline=cut,  # type: ignore[arg-type]
+                error=Failure(
+                    cause=f"deadline_{cut}", detail="still running at the deadline; killed"
+                ),
+                duration_ms=elapsed,
+            )
+        exc = task.exception()
+        if exc is not None:
+            log.error("agent %s round %d: internal error", agent_id, round_no, exc_info=exc)
+            return AgentTurn(
+                agent_id=agent_id,
+                round=round_no,
+                status="failed",
+                error=Failure(cause="internal_error", detail=f"{type(exc).__name__}: {exc}"),
+                duration_ms=elapsed,
+            )
+        return task.result()
+
+
+def _answered(task: asyncio.Task[AgentTurn]) -> bool:
+    with contextlib.suppress(Exception):
+        return task.result().status == "ok"
+    return False
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+__all__ = ["AgentConfig", "Holding", "arun_debate", "check_requirement", "run_debate"]

@@ -1,0 +1,91 @@
+"""Shared test helpers: configs around the real mock agent, and a scripted in-process agent."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from freemad.agents.base import CallRequest, CallResult, CallStatus
+from freemad.config import FreemadConfig, parse_config
+
+MOCK_AGENT = str(Path(sys.executable).parent / "freemad-mock-agent")
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+
+
+def mock_agent(agent_id: str, *args: str, **extra: Any) -> dict[str, Any]:
+    """An agent entry that runs the bundled mock agent as a real subprocess."""
+    words = " ".join([MOCK_AGENT, *args])
+    return {"id": agent_id, "cli_command": words, "cli_mode_arg": True, **extra}
+
+
+def make_config(agents: Iterable[dict[str, Any]], **sections: Any) -> FreemadConfig:
+    data: dict[str, Any] = {"agents": list(agents)}
+    data.setdefault("security", {})
+    for name, value in sections.items():
+        data[name] = value
+    allowed = {a["cli_command"].split()[0] for a in data["agents"] if "cli_command" in a}
+    security = dict(data["security"])
+    security.setdefault("cli_allowed_commands", sorted(allowed))
+    data["security"] = security
+    data.setdefault("output", {"save_transcript": False})
+    return parse_config(yaml.safe_dump(data))
+
+
+@dataclass
+class ScriptedAgent:
+    """An in-process agent: a queue of replies (text, or a CallResult) and the history of calls."""
+
+    agent_id: str
+    replies: deque[str | CallResult | float] = field(default_factory=deque)
+    calls: list[CallRequest] = field(default_factory=list)
+    default: str | None = None
+
+    def script(self, *replies: str | CallResult | float) -> ScriptedAgent:
+        self.replies.extend(replies)
+        return self
+
+    async def call(self, request: CallRequest) -> CallResult:
+        self.calls.append(request)
+        reply = self.replies.popleft() if self.replies else self.default
+        while isinstance(reply, float):  # a float is "think this long first", then the next reply
+            await asyncio.sleep(reply)
+            reply = self.replies.popleft() if self.replies else self.default
+        if reply is None:
+            raise AssertionError(f"{self.agent_id} was called more often than scripted")
+        if isinstance(reply, CallResult):
+            return reply
+        return CallResult(CallStatus.OK, reply)
+
+
+def generation(solution: str, reasoning: str = "because") -> str:
+    return f"SOLUTION:\n{solution}\n\nREASONING:\n{reasoning}\n"
+
+
+def keep(reasoning: str = "mine stands") -> str:
+    return f"DECISION: KEEP\n\nREASONING:\n{reasoning}\n"
+
+
+def revise(solution: str, reasoning: str = "the peer is right") -> str:
+    return f"DECISION: REVISE\n\nREVISED_SOLUTION:\n{solution}\n\nREASONING:\n{reasoning}\n"
+
+
+def scripted_config(ids: Iterable[str], **sections: Any) -> FreemadConfig:
+    """A config whose agents are never started as processes (the test passes ScriptedAgents)."""
+    return make_config(
+        [{"id": i, "cli_command": "scripted"} for i in ids],
+        **sections,
+    )
+
+
+@pytest.fixture
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
