@@ -20,6 +20,8 @@ from freemad.config.models import AgentConfig
 _STDERR_TAIL = 4096
 # Once the agent has exited, how long its leftover children may keep our pipes open.
 _EXIT_GRACE = 0.2
+# A killed agent is normally reaped within milliseconds; never wait longer than this for it.
+_REAP_WAIT = 5.0
 
 
 class CliAgent:
@@ -113,9 +115,11 @@ class CliAgent:
         except asyncio.TimeoutError:
             run.timed_out = True
         finally:
-            # Also on cancellation: the whole process group goes, children included.
+            # Also on cancellation: the whole process group goes, children included, and the
+            # agent is reaped before we return, so no zombie outlives the call.
             _kill_group(transport.get_pid())
             transport.close()
+            await run.reaped()
         output = self.preset.output if extract_output else "text"
         return self._result(run, argv, time.monotonic() - started, time_limit, output)
 
@@ -213,6 +217,11 @@ class _Run(asyncio.SubprocessProtocol):
         # Leftover children may hold stdout open; they get a moment before the group is killed.
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(self._stdout_closed), _EXIT_GRACE)
+
+
+    async def reaped(self) -> None:
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._exited), _REAP_WAIT)
 
 
 def _resolve(future: asyncio.Future[None]) -> None:

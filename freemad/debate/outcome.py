@@ -38,7 +38,6 @@ class Outcome:
         self.board = board
         self.holdings: dict[str, Holding] = {}
         self.answers: dict[str, AnswerRecord] = {}
-        self.order: list[str] = []  # answer ids by first appearance: the deterministic tie-break
         self.rounds: list[RoundRecord] = []
         self.history: list[dict[str, str]] = []
 
@@ -51,7 +50,6 @@ class Outcome:
         record = self.answers.get(ident)
         if record is None:
             record = self.answers[ident] = AnswerRecord(canonical=canonical, variants=[])
-            self.order.append(ident)
         if all(v.text != text for v in record.variants):
             record.variants.append(AnswerVariant(agent_id=agent_id, round=round_no, text=text))
             record.merged = len(record.variants) > 1
@@ -149,7 +147,7 @@ class Outcome:
         if not error and result.scores:
             winner, tied = select_winner(
                 result.scores,
-                self.order,
+                self.board.order,
                 tie_break=config.scoring.tie_break,
                 seed=config.scoring.random_seed,
             )
@@ -174,7 +172,7 @@ class Outcome:
 
     def _final_answers(self, winner: str) -> list[str]:
         held = {h.answer_id for h in self.holdings.values()}
-        return [a for a in self.order if a in held or a == winner]
+        return [a for a in self.board.order if a in held or a == winner]
 
     def _solution_of(self, ident: str) -> str:
         for holding in self.holdings.values():

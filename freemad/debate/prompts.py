@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,15 +36,7 @@ class PromptBook:
     """Renders the three debate prompts; `templates_dir` may override any of them by file name."""
 
     def __init__(self, prompt_mode: str, templates_dir: str | None = None) -> None:
-        loaders: list[jinja2.BaseLoader] = [jinja2.PackageLoader("freemad", "prompts")]
-        if templates_dir:
-            loaders.insert(0, jinja2.FileSystemLoader(str(Path(templates_dir))))
-        self.env = jinja2.Environment(
-            loader=jinja2.ChoiceLoader(loaders),
-            undefined=jinja2.StrictUndefined,
-            autoescape=False,  # noqa: S701 - plain text for agents, never HTML
-            keep_trailing_newline=True,
-        )
+        self.env = _environment(templates_dir)
         self.prompt_mode = prompt_mode
 
     def generate(self, requirement: str) -> str:
@@ -86,6 +80,20 @@ class PromptBook:
 
     def clarify(self, prompt: str, problem: str) -> str:
         return self.env.get_template("clarify.j2").render(prompt=prompt, problem=problem)
+
+
+@functools.lru_cache(maxsize=8)
+def _environment(templates_dir: str | None) -> jinja2.Environment:
+    """One environment per template folder, so each template is compiled once per process."""
+    loaders: list[jinja2.BaseLoader] = [jinja2.PackageLoader("freemad", "prompts")]
+    if templates_dir:
+        loaders.insert(0, jinja2.FileSystemLoader(str(Path(templates_dir))))
+    return jinja2.Environment(
+        loader=jinja2.ChoiceLoader(loaders),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,  # noqa: S701 - plain text for agents, never HTML
+        keep_trailing_newline=True,
+    )
 
 
 def _cut(answer: ShownAnswer, limit: int) -> ShownAnswer:

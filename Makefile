@@ -1,0 +1,36 @@
+# One command runs every gate, the same on a laptop and in CI: `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: test lint types unit demo venv clean agent-clis
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+# The real agent CLIs from the npm registry, for the preset tests (skipped where npm is absent).
+agent-clis:
+	bash scripts/install-agent-clis.sh
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+types: venv
+	$(BIN)/mypy
+
+unit: venv
+	$(BIN)/pytest
+
+test: venv agent-clis lint types unit
+
+demo: venv
+	$(BIN)/freemad "Write a function that returns Fibonacci(n)." --rounds 1 --config configs/mock_agents.yaml
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis transcripts

@@ -1,0 +1,79 @@
+"""Helpers the benchmark scripts share: summary statistics, the machine's description, JSON out."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+
+def summary(values: list[float], digits: int = 3) -> dict[str, float]:
+    """min, median, p90 and max of a sample, rounded for printing."""
+    ordered = sorted(values)
+    p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
+    return {
+        "min": round(ordered[0], digits),
+        "median": round(statistics.median(ordered), digits),
+        "p90": round(p90, digits),
+        "max": round(ordered[-1], digits),
+        "n": len(ordered),
+    }
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on."""
+    cpu = "unknown"
+    with open("/proc/cpuinfo", encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    memory_kb = 0
+    with open("/proc/meminfo", encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith("MemTotal:"):
+                memory_kb = int(line.split()[1])
+    return {
+        "cpus": os.cpu_count(),
+        "cpu_model": cpu,
+        "memory_gib": round(memory_kb / 1024 / 1024, 1),
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "loadavg_1m": os.getloadavg()[0],
+        "PYTHONDONTWRITEBYTECODE": os.environ.get("PYTHONDONTWRITEBYTECODE"),
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def cached_bytecode_env(cache_dir: Path) -> dict[str, str]:
+    """The environment with a bytecode cache, as after a normal install, kept outside the tree.
+
+    Some environments set PYTHONDONTWRITEBYTECODE, so every start of an editable install
+    recompiles its modules; a prefix directory gives children a cache without writing
+    __pycache__ folders into the source tree.
+    """
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(cache_dir)
+    return env
+
+
+def console_script(name: str) -> str:
+    """A console script installed beside the running interpreter (the virtualenv's bin/)."""
+    return str(Path(sys.executable).parent / name)
+
+
+def progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def emit(figures: dict[str, Any]) -> None:
+    """The one JSON object a benchmark prints on stdout."""
+    json.dump(figures, sys.stdout, indent=2)
+    sys.stdout.write("\n")
