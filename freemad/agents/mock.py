@@ -151,7 +151,7 @@ def _fault(kind: str, prompt: str) -> int | None:
         pidfile = os.environ.get("FREEMAD_MOCK_PIDFILE")
         if pidfile:
             with open(pidfile, "a", encoding="utf-8") as handle:
-                handle.write(f"{child.pid}\n")
+                handle.write(f"{os.getpid()}\n{child.pid}\n")
         time.sleep(3600)
     return None
 

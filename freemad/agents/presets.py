@@ -56,7 +56,7 @@ PRESETS: dict[AgentType, Preset] = {
     AgentType.GENERIC: Preset(),
     AgentType.CLAUDE_CODE: Preset(
         flags=("-p", "--output-format", "json", "--no-session-persistence"),
-        mode_flags={m: ("--tools", "", "--max-turns", "1") for m in _DEBATE_MODES},
+        mode_flags=dict.fromkeys(_DEBATE_MODES, ("--tools", "", "--max-turns", "1")),
         output="claude_json",
         env=(("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),),
     ),
@@ -74,14 +74,14 @@ PRESETS: dict[AgentType, Preset] = {
             "--json",
         ),
         positional=("-",),
-        mode_flags={m: ("--disable", "shell_tool") for m in _DEBATE_MODES},
+        mode_flags=dict.fromkeys(_DEBATE_MODES, ("--disable", "shell_tool")),
         output="codex_json",
         login_check=("login", "status"),
         login_env=("CODEX_API_KEY", "OPENAI_API_KEY"),
     ),
     AgentType.GEMINI_CLI: Preset(
         flags=("-p", "", "--output-format", "json", "--skip-trust"),
-        mode_flags={m: ("--policy", GEMINI_DENY_ALL) for m in _DEBATE_MODES},
+        mode_flags=dict.fromkeys(_DEBATE_MODES, ("--policy", GEMINI_DENY_ALL)),
         output="gemini_json",
     ),
 }
@@ -129,7 +129,9 @@ def _claude_result(stdout: str) -> Extracted:
     event = _json_object(stdout)
     if event is None or "result" not in event:
         return Extracted(stdout)
-    usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
+    usage = event.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
     text = str(event.get("result") or "")
     return Extracted(
         text,
@@ -146,7 +148,9 @@ def _gemini_result(stdout: str) -> Extracted:
         return Extracted(stdout)
     if isinstance(event.get("error"), dict):
         return Extracted("", error=str(event["error"].get("message", "gemini reported an error")))
-    models = event.get("stats", {}).get("models", {}) if isinstance(event.get("stats"), dict) else {}
+    models = (
+        event.get("stats", {}).get("models", {}) if isinstance(event.get("stats"), dict) else {}
+    )
     tokens = [m.get("tokens", {}) for m in models.values() if isinstance(m, dict)]
     input_tokens = sum(_int(t.get("prompt")) or 0 for t in tokens) if tokens else None
     output_tokens = sum(_int(t.get("candidates")) or 0 for t in tokens) if tokens else None

@@ -218,7 +218,6 @@ class _Run(asyncio.SubprocessProtocol):
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(self._stdout_closed), _EXIT_GRACE)
 
-
     async def reaped(self) -> None:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(self._exited), _REAP_WAIT)

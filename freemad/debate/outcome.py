@@ -208,8 +208,9 @@ class Outcome:
                 total.tokens.output += turn.tokens.output
                 total.tokens.estimated |= turn.tokens.estimated
         for agent in self.config.agents:
-            total, price = totals.get(agent.id), agent.pricing
-            if total is not None and price is not None:
+            price = agent.pricing
+            if agent.id in totals and price is not None:
+                total = totals[agent.id]
                 total.cost_usd = round(
                     (
                         total.tokens.input * price.input_per_mtok

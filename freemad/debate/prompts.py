@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path

@@ -24,6 +24,7 @@ from freemad.debate.prompts import PromptBook, ShownAnswer
 from freemad.debate.records import AgentTurn, DebateResult, Failure, RoundRecord
 from freemad.debate.turns import TurnContext, take_turn
 from freemad.errors import UsageError
+from freemad.interrupts import terminate_as_interrupt
 
 log = logging.getLogger(__name__)
 
@@ -38,11 +39,12 @@ def run_debate(
     run_id: str | None = None,
 ) -> DebateResult:
     """Run a whole debate and return its transcript. The one entry point for CLI, Action and bot."""
-    return asyncio.run(
-        arun_debate(
-            requirement, config, rounds=rounds, agents=agents, on_event=on_event, run_id=run_id
+    with terminate_as_interrupt():
+        return asyncio.run(
+            arun_debate(
+                requirement, config, rounds=rounds, agents=agents, on_event=on_event, run_id=run_id
+            )
         )
-    )
 
 
 async def arun_debate(
@@ -311,7 +313,7 @@ class _Debate:
                 agent_id=agent_id,
                 round=round_no,
                 status="cut",
-                deadline=cut,  # type: ignore[arg-type]
+                deadline=cut,
                 error=Failure(
                     cause=f"deadline_{cut}", detail="still running at the deadline; killed"
                 ),

@@ -156,4 +156,4 @@ def _parse(mode: Mode, text: str, config: FreemadConfig) -> Response:
             f"({limits.max_solution_size})"
         )
     reasoning = truncate(parsed.reasoning, limits.max_critique_size)
-    return Response(solution=solution, reasoning=reasoning, decision=decision)  # type: ignore[arg-type]
+    return Response(solution=solution, reasoning=reasoning, decision=decision)
