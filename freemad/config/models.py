@@ -61,7 +61,8 @@ ArgValue = str | int | float | bool
 
 
 def _doc(text: str, default: Any, **kwargs: Any) -> Any:
-    """A field with its one-line description (the JSON Schema's and configs/ALL_KEYS.yaml's)."""
+    """A field with its one-line description (the JSON Schema's and configs/ALL_KEYS.yaml's).
+    A callable default (list, dict, a model class) is a factory, called once per instance."""
     if callable(default):
         return Field(default_factory=default, description=text, **kwargs)
     return Field(default, description=text, **kwargs)
@@ -107,7 +108,10 @@ class AgentConfig(StrictModel):
         "Pass the mode (generate, critique, task) as the first argument.", False
     )
     cli_mode_flags: dict[Mode, list[str]] = _doc(
-        "Extra words per mode, e.g. {generate: [--tools, '']}.", dict
+        "Extra words per mode, e.g. {generate: [--tools, '']}.",
+        dict,
+        # The schema accepts the reference's spellings too, as validation does.
+        json_schema_extra={"propertyNames": {"enum": [*(m.value for m in Mode), *_MODE_ALIASES]}},
     )
     timeout: Positive = _doc("Seconds one call may take.", 600.0)
     config: ModelOptions = _doc("Model options, recorded with every call.", ModelOptions)
@@ -186,7 +190,9 @@ class ScoringConfig(StrictModel):
     """The Free-MAD scoring rule over the whole debate trajectory."""
 
     weights: tuple[float, ...] = _doc(
-        "Four weights: [initial, change_penalty, change_bonus, keep].", (20.0, 25.0, 30.0, 20.0)
+        "Four weights: [initial, change_penalty, change_bonus, keep].",
+        (20.0, 25.0, 30.0, 20.0),
+        json_schema_extra={"minItems": 4, "maxItems": 4, "items": {"type": "number", "minimum": 0}},
     )
     normalize: bool = _doc(
         "Divide each answer's score by the number of agents that shaped it.", False
@@ -367,9 +373,13 @@ class FreemadConfig(StrictModel):
                     f"enabled agents, got {topology.k}",
                 )
         if topology.type is TopologyKind.STAR and topology.hub not in enabled:
+            problem = (
+                "a star needs a hub"
+                if topology.hub is None
+                else f"{topology.hub!r} is not an enabled agent"
+            )
             raise LocatedValueError(
-                ("topology", "hub"),
-                f"{topology.hub!r} is not an enabled agent (choose one of {', '.join(enabled)})",
+                ("topology", "hub"), f"{problem}; choose one of {', '.join(enabled)}"
             )
         return self
 
