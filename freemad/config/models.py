@@ -3,156 +3,29 @@
 from __future__ import annotations
 
 import re
-import shlex
-from enum import Enum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from freemad.config.agents import (
+    PRESET_COMMANDS,
+    AgentConfig,
+    AgentType,
+    ArgValue,
+    Mode,
+    ModelOptions,
+    Pricing,
+)
+from freemad.config.base import (
+    Loc,
+    LocatedValueError,
+    Positive,
+    PositiveInt,
+    StrictModel,
+)
+from freemad.config.base import doc as _doc
 from freemad.core.answers import IdentityMode
 from freemad.core.topology import TopologyKind
-
-Loc = tuple[str | int, ...]
-
-
-class StrictModel(BaseModel):
-    """Unknown keys are errors: a typo must never be silently ignored."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
-
-
-class LocatedValueError(ValueError):
-    """A cross-field problem that names the key at fault, relative to the model that raised it."""
-
-    def __init__(self, loc: Loc, message: str) -> None:
-        super().__init__(message)
-        self.loc = loc
-
-
-class AgentType(str, Enum):
-    CLAUDE_CODE = "claude_code"
-    OPENAI_CODEX = "openai_codex"
-    GEMINI_CLI = "gemini_cli"
-    GENERIC = "generic"
-
-
-class Mode(str, Enum):
-    """What an agent is asked to do; passed as the first argument when `cli_mode_arg` is on."""
-
-    GENERATE = "generate"
-    CRITIQUE = "critique"
-    TASK = "task"
-
-
-# Spellings the reference implementation's examples use for `cli_mode_flags` keys.
-_MODE_ALIASES = {"generating": "generate", "generation": "generate", "critiquing": "critique"}
-
-# The command a typed agent runs when `cli_command` is left out.
-PRESET_COMMANDS: dict[AgentType, str] = {
-    AgentType.CLAUDE_CODE: "claude",
-    AgentType.OPENAI_CODEX: "codex exec",
-    AgentType.GEMINI_CLI: "gemini",
-}
-
-NonNegative = Annotated[float, Field(ge=0)]
-Positive = Annotated[float, Field(gt=0)]
-PositiveInt = Annotated[int, Field(gt=0)]
-ArgValue = str | int | float | bool
-
-
-def _doc(text: str, default: Any, **kwargs: Any) -> Any:
-    """A field with its one-line description (the JSON Schema's and configs/ALL_KEYS.yaml's).
-    A callable default (list, dict, a model class) is a factory, called once per instance."""
-    if callable(default):
-        return Field(default_factory=default, description=text, **kwargs)
-    return Field(default, description=text, **kwargs)
-
-
-class ModelOptions(StrictModel):
-    """Model options recorded with every call (and part of the cache key)."""
-
-    temperature: Annotated[float, Field(ge=0, le=2)] | None = _doc(
-        "Sampling temperature, 0 to 2; null leaves it to the CLI.", None
-    )
-    max_tokens: PositiveInt | None = _doc("Output token cap; null means no cap.", None)
-
-
-class Pricing(StrictModel):
-    """Prices used for the transcript's cost estimate, in US dollars per million tokens."""
-
-    input_per_mtok: NonNegative = _doc("US dollars per million input tokens.", 0.0)
-    output_per_mtok: NonNegative = _doc("US dollars per million output tokens.", 0.0)
-
-
-class AgentConfig(StrictModel):
-    """One agent CLI and how to call it. Unset `cli_*` lists take the type's preset."""
-
-    id: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")] = Field(
-        description="Unique name: letters, digits, '_', '.', '-'; shown in results and transcripts."
-    )
-    type: AgentType = _doc(
-        "Preset: claude_code, openai_codex, gemini_cli, or generic.", AgentType.GENERIC
-    )
-    enabled: bool = _doc("Take part in debates; a disabled agent is kept but never called.", True)
-    cli_command: str | None = _doc(
-        "Program and leading words; null takes the type's preset (generic needs one).", None
-    )
-    cli_args: dict[str, ArgValue] | None = _doc(
-        "Options {name: value}; -- is added to a bare name; true is a flag, false drops it.", None
-    )
-    cli_flags: list[str] | None = _doc("Words passed as they are; null takes the preset's.", None)
-    cli_positional: list[str] | None = _doc(
-        "Arguments after the options, e.g. [-]; null takes the preset's.", None
-    )
-    cli_mode_arg: bool = _doc(
-        "Pass the mode (generate, critique, task) as the first argument.", False
-    )
-    cli_mode_flags: dict[Mode, list[str]] = _doc(
-        "Extra words per mode, e.g. {generate: [--tools, '']}.",
-        dict,
-        # The schema accepts the reference's spellings too, as validation does.
-        json_schema_extra={"propertyNames": {"enum": [*(m.value for m in Mode), *_MODE_ALIASES]}},
-    )
-    timeout: Positive = _doc("Seconds one call may take.", 600.0)
-    config: ModelOptions = _doc("Model options, recorded with every call.", ModelOptions)
-    pricing: Pricing | None = _doc("Token prices for the cost estimate; null means none.", None)
-    roles: list[str] = _doc("Task roles this agent may take (planner, reviewer, ...).", list)
-    capabilities: list[str] = _doc("Task action kinds it may do (plan, implement, ...).", list)
-
-    @field_validator("cli_mode_flags", mode="before")
-    @classmethod
-    def _mode_aliases(cls, value: Any) -> Any:
-        if isinstance(value, dict):
-            return {_MODE_ALIASES.get(str(k), k): v for k, v in value.items()}
-        return value
-
-    @field_validator("cli_command")
-    @classmethod
-    def _command_splits(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        try:
-            words = shlex.split(value)
-        except ValueError as exc:
-            raise ValueError(f"cannot split into words: {exc}") from None
-        if not words:
-            raise ValueError("is empty")
-        return value
-
-    @model_validator(mode="after")
-    def _needs_command(self) -> AgentConfig:
-        if self.cli_command is None and self.type is AgentType.GENERIC:
-            raise LocatedValueError(("cli_command",), "required for an agent of type generic")
-        return self
-
-    @property
-    def command(self) -> str:
-        """The command as configured, or the preset's."""
-        return self.cli_command or PRESET_COMMANDS[self.type]
-
-    @property
-    def command_words(self) -> list[str]:
-        return shlex.split(self.command)
 
 
 class TopologyConfig(StrictModel):
@@ -404,3 +277,30 @@ class FreemadConfig(StrictModel):
 def command_allowed(program: str, allowed: list[str]) -> bool:
     """A bare name matches a bare name; a path matches only an entry that is the same path."""
     return program in allowed
+
+
+# The agent models live in freemad.config.agents; this module is the one import path for all.
+__all__ = [
+    "PRESET_COMMANDS",
+    "AgentConfig",
+    "AgentType",
+    "ArgValue",
+    "BudgetConfig",
+    "CacheConfig",
+    "DeadlinesConfig",
+    "DebateConfig",
+    "FreemadConfig",
+    "Loc",
+    "LocatedValueError",
+    "LoggingConfig",
+    "Mode",
+    "ModelOptions",
+    "OutputConfig",
+    "Pricing",
+    "ScoringConfig",
+    "SecurityConfig",
+    "StrictModel",
+    "TopologyConfig",
+    "ValidationConfig",
+    "command_allowed",
+]
