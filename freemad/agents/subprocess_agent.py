@@ -15,7 +15,7 @@ from dataclasses import replace
 from freemad.agents.base import CallRequest, CallResult, CallStatus
 from freemad.agents.invocation import CommandNotFound, build_argv, resolve_program
 from freemad.agents.presets import NOT_LOGGED_IN, extract, preset_for
-from freemad.config.models import AgentConfig
+from freemad.config.models import AgentConfig, Mode
 
 _STDERR_TAIL = 4096
 # Once the agent has exited, how long its leftover children may keep our pipes open.
@@ -27,8 +27,8 @@ _REAP_WAIT = 5.0
 class CliAgent:
     """One agent CLI. Each call starts a fresh process in its own session (process group).
 
-    Debate calls run in an empty temporary folder, so that an agent CLI picks up no project
-    instructions (CLAUDE.md, AGENTS.md, GEMINI.md) from wherever FREE-MAD was started.
+    Calls run in `workdir`, or else in a fresh empty temporary folder, so that an agent CLI picks
+    up no project instructions (CLAUDE.md, AGENTS.md, GEMINI.md) from wherever FREE-MAD was started.
     """
 
     def __init__(
@@ -37,8 +37,11 @@ class CliAgent:
         *,
         max_output_bytes: int,
         env: Mapping[str, str] | None = None,
+        workdir: str | None = None,
     ) -> None:
         self.config = config
+        self.workdir = workdir
+        self._argv: dict[Mode, list[str]] = {}
         self.max_output_bytes = max_output_bytes
         self.preset = preset_for(config.type)
         self.env = dict(os.environ if env is None else env)
@@ -56,7 +59,11 @@ class CliAgent:
         refused = await self._check_login(request.time_limit)
         if refused is not None:
             return refused
-        argv = build_argv(self.config, request.mode)
+        argv = self._argv.get(request.mode)
+        if argv is None:
+            argv = self._argv[request.mode] = build_argv(self.config, request.mode)
+        if self.workdir is not None:
+            return await self._run(argv, request.prompt.encode(), request.time_limit, self.workdir)
         with tempfile.TemporaryDirectory(prefix="freemad-agent-") as workdir:
             return await self._run(argv, request.prompt.encode(), request.time_limit, workdir)
 
@@ -95,7 +102,7 @@ class CliAgent:
         loop = asyncio.get_running_loop()
         run = _Run(loop, self.max_output_bytes)
         try:
-            argv[0] = resolve_program(argv[0])
+            argv = [resolve_program(argv[0]), *argv[1:]]
             transport, _ = await loop.subprocess_exec(
                 lambda: run,
                 *argv,

@@ -121,3 +121,8 @@ class DebateResult(Record):
     early_stop_reason: str | None = None
     transcript: list[RoundRecord] = Field(default_factory=list)
     transcript_path: str | None = None
+
+    def __repr__(self) -> str:
+        # Short on purpose: asyncio formats the result's repr on its way out of asyncio.run,
+        # and a full transcript's repr grows with every round (docs/benchmarks.md).
+        return f"DebateResult(run_id={self.run_id!r}, status={self.status!r}, winner={self.final_answer_id!r})"

@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import tempfile
 import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from freemad import runner
 from freemad.agents.base import AgentPort
 from freemad.agents.subprocess_agent import CliAgent
 from freemad.config.load import config_digest
@@ -24,7 +27,6 @@ from freemad.debate.prompts import PromptBook, ShownAnswer
 from freemad.debate.records import AgentTurn, DebateResult, Failure, RoundRecord
 from freemad.debate.turns import TurnContext, take_turn
 from freemad.errors import UsageError
-from freemad.interrupts import terminate_as_interrupt
 
 log = logging.getLogger(__name__)
 
@@ -39,12 +41,11 @@ def run_debate(
     run_id: str | None = None,
 ) -> DebateResult:
     """Run a whole debate and return its transcript. The one entry point for CLI, Action and bot."""
-    with terminate_as_interrupt():
-        return asyncio.run(
-            arun_debate(
-                requirement, config, rounds=rounds, agents=agents, on_event=on_event, run_id=run_id
-            )
+    return runner.run(
+        arun_debate(
+            requirement, config, rounds=rounds, agents=agents, on_event=on_event, run_id=run_id
         )
+    )
 
 
 async def arun_debate(
@@ -95,11 +96,8 @@ class _Debate:
         if self.rounds < 0:
             raise UsageError(f"--rounds must be 0 or more, got {self.rounds}")
         self.agents = {a.id: a for a in config.enabled_agents}
-        max_output = 4 * config.security.max_solution_size + config.security.max_critique_size
-        self.ports: dict[str, AgentPort] = {
-            agent_id: (ports or {}).get(agent_id) or CliAgent(agent, max_output_bytes=max_output)
-            for agent_id, agent in self.agents.items()
-        }
+        self.given_ports = dict(ports or {})
+        self.ports: dict[str, AgentPort] = {}
         self.run_id = run_id or uuid.uuid4().hex
         self.loop_clock = time.monotonic
         self.events = EventLog(self.run_id, time.time, [on_event] if on_event else [])
@@ -112,6 +110,20 @@ class _Debate:
         self.outcome = Outcome(config, self.board)
 
     async def run(self) -> DebateResult:
+        # Each agent works in an empty folder of its own for the whole run: no project files
+        # leak into its context, and no agent can leave files for another.
+        with tempfile.TemporaryDirectory(prefix="freemad-debate-") as workdir:
+            security = self.config.security
+            max_output = 4 * security.max_solution_size + security.max_critique_size
+            for agent_id, agent in self.agents.items():
+                folder = os.path.join(workdir, agent_id)
+                os.mkdir(folder)
+                self.ports[agent_id] = self.given_ports.get(agent_id) or CliAgent(
+                    agent, max_output_bytes=max_output, workdir=folder
+                )
+            return await self._run()
+
+    async def _run(self) -> DebateResult:
         started_at = _now()
         self.run_started = self.loop_clock()
         self.events.emit(

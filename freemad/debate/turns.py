@@ -103,7 +103,11 @@ async def _attempts(
     problem = ""
     for attempt in (1, 2):
         sent = prompt if attempt == 1 else ctx.prompts.clarify(prompt, problem)
-        key = cache_key(agent=agent.model_dump(mode="json"), mode=mode.value, prompt=sent)
+        key = (
+            cache_key(agent=agent.model_dump(mode="json"), mode=mode.value, prompt=sent)
+            if ctx.cache
+            else ""
+        )
         cached = ctx.cache.get(key) if ctx.cache else None
         if cached is not None and isinstance(cached.get("text"), str):
             result = CallResult(CallStatus.OK, cached["text"])
