@@ -45,13 +45,14 @@ def _arg_words(key: str, value: ArgValue) -> list[str]:
     return [option, str(value)]
 
 
-def resolve_program(program: str) -> str:
-    """Find the program on PATH, or beside the running interpreter (a virtualenv's bin/)."""
+def resolve_program(program: str, path: str | None = None) -> str:
+    """Find the program on `path` (default: PATH), or beside the running interpreter (a
+    virtualenv's bin/)."""
     if "/" in program:
         if Path(program).is_file():
             return program
         raise CommandNotFound(f"{program} does not exist")
-    found = shutil.which(program)
+    found = shutil.which(program, path=path)
     if found:
         return found
     beside = Path(sys.executable).parent / program

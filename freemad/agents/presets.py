@@ -102,6 +102,19 @@ def extract(output_format: str, stdout: str) -> Extracted:
     return Extracted(stdout)
 
 
+def extract_error(output_format: str, stderr: str) -> str | None:
+    """The error a CLI reports on stderr in its own format: gemini's JSON error object."""
+    if output_format != "gemini_json":
+        return None
+    lines = stderr.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.strip() == "{"]
+    if not starts:
+        return None
+    event = _json_object("\n".join(lines[starts[-1] :]))
+    error = event.get("error") if event else None
+    return str(error.get("message")) if isinstance(error, dict) and error.get("message") else None
+
+
 def _codex_events(stdout: str) -> Extracted:
     """`codex exec --json` prints JSON lines; the last agent message is the answer."""
     message: str | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -14,7 +15,7 @@ from dataclasses import replace
 
 from freemad.agents.base import CallRequest, CallResult, CallStatus
 from freemad.agents.invocation import CommandNotFound, build_argv, resolve_program
-from freemad.agents.presets import NOT_LOGGED_IN, extract, preset_for
+from freemad.agents.presets import NOT_LOGGED_IN, extract, extract_error, preset_for
 from freemad.config.models import AgentConfig, Mode
 
 _STDERR_TAIL = 4096
@@ -102,7 +103,7 @@ class CliAgent:
         loop = asyncio.get_running_loop()
         run = _Run(loop, self.max_output_bytes)
         try:
-            argv = [resolve_program(argv[0]), *argv[1:]]
+            argv = [resolve_program(argv[0], self.env.get("PATH")), *argv[1:]]
             transport, _ = await loop.subprocess_exec(
                 lambda: run,
                 *argv,
@@ -158,10 +159,11 @@ class CliAgent:
                 input_tokens=found.input_tokens,
                 output_tokens=found.output_tokens,
             )
-        status = CallStatus.EXIT_ERROR
-        if any(NOT_LOGGED_IN.search(t) for t in (found.error or "", stdout[-8192:], stderr)):
-            status = CallStatus.NOT_LOGGED_IN
-        reason = found.error or _first_line(stderr) or _first_line(stdout) or "no output"
+        error = found.error or extract_error(output, stderr)
+        login = _matching_line(NOT_LOGGED_IN, error or "", stderr, stdout[-8192:])
+        status = CallStatus.NOT_LOGGED_IN if login else CallStatus.EXIT_ERROR
+        # CLIs print warnings before their real message; the one that says "log in" is the one.
+        reason = login or error or _first_line(stderr) or _first_line(stdout) or "no output"
         return replace(
             base,
             status=status,
@@ -242,6 +244,14 @@ def _kill_group(pid: int) -> None:
 
 def _decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace").replace("\x00", "")
+
+
+def _matching_line(pattern: re.Pattern[str], *texts: str) -> str:
+    for text in texts:
+        for line in text.splitlines():
+            if pattern.search(line):
+                return line.strip()[:300]
+    return ""
 
 
 def _first_line(text: str) -> str:

@@ -276,14 +276,7 @@ def test_other_presets_have_no_preflight(fake_bin: FakeBin) -> None:
 
 # --- the failure's detail names the CLI's own message ----------------------------------------
 
-_DETAIL_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="CliAgent._result (freemad/agents/subprocess_agent.py) takes the first line of stderr "
-    "as the detail, which here is noise printed before the CLI's message",
-)
 
-
-@_DETAIL_BUG
 def test_codex_login_detail_skips_the_warning_before_it(fake_bin: FakeBin) -> None:
     # With CODEX_HOME under /tmp, codex 0.171 prints a WARNING line before "Not logged in".
     fake_bin.add(
@@ -296,7 +289,6 @@ def test_codex_login_detail_skips_the_warning_before_it(fake_bin: FakeBin) -> No
     assert "Not logged in" in result.detail, result.detail
 
 
-@_DETAIL_BUG
 def test_gemini_error_object_on_stderr_gives_the_detail(fake_bin: FakeBin) -> None:
     # `gemini -o json` prints its error object on stderr, pretty-printed, and exits 41.
     fake_bin.add("gemini", f"sys.stderr.write({samples.GEMINI_JSON_AUTH_ERROR!r}); sys.exit(41)")

@@ -260,32 +260,7 @@ def test_a_debate_without_login_fails_fast_with_each_agents_cause(
     assert debate.elapsed < 120
 
 
-_DETAIL_BUG = (
-    "freemad/agents/subprocess_agent.py takes the first line of stderr as the detail; "
-    "{cli} prints {noise} before its message"
-)
-
-
-@pytest.mark.parametrize(
-    "cli",
-    [
-        "claude",
-        pytest.param(
-            "codex",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason=_DETAIL_BUG.format(cli="codex", noise="a PATH-aliases WARNING"),
-            ),
-        ),
-        pytest.param(
-            "gemini",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason=_DETAIL_BUG.format(cli="gemini", noise="a JSON object's '{' line"),
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("cli", ["claude", "codex", "gemini"])
 def test_each_failure_names_the_clis_own_message(unlogged_debate: Debate, cli: str) -> None:
     (round_0,) = unlogged_debate.transcript["transcript"]
     detail = round_0["agents"][cli]["error"]["detail"]
