@@ -19,17 +19,15 @@ import subprocess
 import sys
 
 from freemad.agents.invocation import build_argv
-from freemad.agents.presets import extract, preset_for
-from freemad.config.models import AgentConfig, AgentType, Mode
+from freemad.agents.presets import preset_for
+from freemad.agents.wrapping import print_answer, split_mode
+from freemad.config.models import AgentConfig, AgentType
 
 PROG = "claude_print_wrapper"
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    mode = Mode.GENERATE
-    if args and args[0] in {m.value for m in Mode}:
-        mode, args = Mode(args[0]), args[1:]
+    mode, args = split_mode(sys.argv[1:] if argv is None else argv)
     agent = AgentConfig(id="claude", type=AgentType.CLAUDE_CODE)
     preset = preset_for(agent.type)
     command = [*build_argv(agent, mode), *args]
@@ -42,13 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"{PROG}: cannot run {command[0]}: {exc}", file=sys.stderr)
         return 127
-    found = extract(preset.output, done.stdout.decode("utf-8", errors="replace"))
-    if done.returncode == 0 and found.error is None:
-        print(found.text.rstrip("\n"))
-        return 0
-    message = found.error or found.text.strip() or "no output"
-    print(f"{PROG}: claude failed (exit status {done.returncode}): {message}", file=sys.stderr)
-    return done.returncode or 1
+    return print_answer(PROG, "claude", preset.output, done)
 
 
 if __name__ == "__main__":

@@ -23,18 +23,16 @@ import subprocess
 import sys
 
 from freemad.agents.invocation import build_argv
-from freemad.agents.presets import extract, preset_for
-from freemad.config.models import AgentConfig, AgentType, Mode
+from freemad.agents.presets import preset_for
+from freemad.agents.wrapping import print_answer, split_mode
+from freemad.config.models import AgentConfig, AgentType
 
 PROG = "codex_exec_wrapper"
 LOGIN_CHECK_SECONDS = 30
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    mode = Mode.GENERATE
-    if args and args[0] in {m.value for m in Mode}:
-        mode, args = Mode(args[0]), args[1:]
+    mode, args = split_mode(sys.argv[1:] if argv is None else argv)
     agent = AgentConfig(id="codex", type=AgentType.OPENAI_CODEX)
     preset = preset_for(agent.type)
     words = build_argv(agent, mode)
@@ -52,13 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"{PROG}: cannot run {command[0]}: {exc}", file=sys.stderr)
         return 127
-    found = extract(preset.output, done.stdout.decode("utf-8", errors="replace"))
-    if done.returncode == 0 and found.error is None:
-        print(found.text.rstrip("\n"))
-        return 0
-    message = found.error or "no agent message"
-    print(f"{PROG}: codex failed (exit status {done.returncode}): {message}", file=sys.stderr)
-    return done.returncode or 1
+    return print_answer(PROG, "codex", preset.output, done)
 
 
 def _login_refused(check: list[str]) -> int | None:

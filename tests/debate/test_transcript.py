@@ -26,7 +26,26 @@ def test_json_transcript_has_the_reference_fields_and_ours(tmp_path: Path) -> No
     result = debate()
     path = write_transcript(result, OutputConfig(transcript_dir=str(tmp_path)), Redactor([]))
     data = json.loads(path.read_text())
-    for key in ["final_answer_id", "final_solution", "scores", "raw_scores", "score_explainers", "winning_agents", "origin_agents", "holders_history", "validation", "validator_confidence", "metrics", "early_stop_reason", "transcript", "run_id", "requirement", "config_digest", "started_at", "finished_at"]:
+    for key in [
+        "final_answer_id",
+        "final_solution",
+        "scores",
+        "raw_scores",
+        "score_explainers",
+        "winning_agents",
+        "origin_agents",
+        "holders_history",
+        "validation",
+        "validator_confidence",
+        "metrics",
+        "early_stop_reason",
+        "transcript",
+        "run_id",
+        "requirement",
+        "config_digest",
+        "started_at",
+        "finished_at",
+    ]:
         assert key in data, key
     turn = data["transcript"][1]["agents"]["x"]
     assert {"duration_ms", "tokens", "exit_status", "peers_assigned", "peers_seen"} <= set(turn)
