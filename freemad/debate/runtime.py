@@ -209,10 +209,10 @@ class _Debate:
         self.events.emit("round_started", round=round_no, type=kind, agents=participants)
         prompts: dict[str, tuple[str, bool]] = {}
         seen: dict[str, list[str]] = {}
-        for agent_id in participants:
-            if round_no == 0:
-                prompts[agent_id] = (self.prompts.generate(self.requirement), False)
-            else:
+        if round_no == 0:
+            prompts = dict.fromkeys(participants, (self.prompts.generate(self.requirement), False))
+        else:
+            for agent_id in participants:
                 prompts[agent_id], seen[agent_id] = self._critique_prompt(agent_id, round_no)
         tasks = {
             agent_id: asyncio.create_task(
