@@ -166,6 +166,15 @@ def _read_stdin() -> str:
         raise UsageError("the requirement on stdin is not UTF-8 text") from None
 
 
+def _register_tasks() -> None:
+    from freemad.cli_tasks import task_group
+
+    cli.add_command(task_group)
+
+
+_register_tasks()
+
+
 @cli.group("config", invoke_without_command=True)
 @click.pass_context
 def config_group(ctx: click.Context) -> None:

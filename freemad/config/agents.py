@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 from enum import Enum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -17,6 +17,9 @@ class AgentType(str, Enum):
     OPENAI_CODEX = "openai_codex"
     GEMINI_CLI = "gemini_cli"
     GENERIC = "generic"
+
+
+Role = Literal["researcher", "planner", "reviewer", "implementer", "verifier", "arbiter"]
 
 
 class Mode(str, Enum):
@@ -88,7 +91,7 @@ class AgentConfig(StrictModel):
     timeout: Positive = _doc("Seconds one call may take.", 600.0)
     config: ModelOptions = _doc("Model options, recorded with every call.", ModelOptions)
     pricing: Pricing | None = _doc("Token prices for the cost estimate; null means none.", None)
-    roles: list[str] = _doc("Task roles this agent may take (planner, reviewer, ...).", list)
+    roles: list[Role] = _doc("Task roles this agent may take (planner, reviewer, ...).", list)
     capabilities: list[str] = _doc("Task action kinds it may do (plan, implement, ...).", list)
 
     @field_validator("cli_mode_flags", mode="before")

@@ -24,6 +24,7 @@ from freemad.config.base import (
     StrictModel,
 )
 from freemad.config.base import doc as _doc
+from freemad.config.tasks import ROLES, TaskConfig, ToolPolicy
 from freemad.core.answers import IdentityMode
 from freemad.core.topology import TopologyKind
 
@@ -221,6 +222,7 @@ class FreemadConfig(StrictModel):
     validation: ValidationConfig = _doc("Checks on proposed code.", ValidationConfig)
     cache: CacheConfig = _doc("Reply cache.", CacheConfig)
     debate: DebateConfig = _doc("Debate rounds and prompting.", DebateConfig)
+    task: TaskConfig = _doc("Autonomous plan and code tasks.", TaskConfig)
 
     @property
     def enabled_agents(self) -> list[AgentConfig]:
@@ -282,6 +284,7 @@ def command_allowed(program: str, allowed: list[str]) -> bool:
 # The agent models live in freemad.config.agents; this module is the one import path for all.
 __all__ = [
     "PRESET_COMMANDS",
+    "ROLES",
     "AgentConfig",
     "AgentType",
     "ArgValue",
@@ -300,6 +303,8 @@ __all__ = [
     "ScoringConfig",
     "SecurityConfig",
     "StrictModel",
+    "TaskConfig",
+    "ToolPolicy",
     "TopologyConfig",
     "ValidationConfig",
     "command_allowed",

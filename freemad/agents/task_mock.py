@@ -1,0 +1,100 @@
+"""A canned agent for autonomous tasks: it speaks the task protocol and needs no login.
+
+Its reviewer withholds approval until a product decision is made; its arbiter declines to make
+that decision, so the task waits for a person; once a HUMAN_INPUT is in the feedback, the
+reviewer approves. Usage: freemad-task-mock [task] [--approve] [--fault KIND [--fault-at STAGE]]
+                         [--write PATH=CONTENT ...] [--command CMD ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+QUESTION = "Which storage backend should we use first? (SQLite, Postgres)"
+MARKER = "Task request JSON:"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="freemad-task-mock", description=__doc__)
+    parser.add_argument("mode", nargs="?", default="task")
+    parser.add_argument("--approve", action="store_true", help="the reviewer approves at once")
+    parser.add_argument("--fault", choices=("not-json", "crash", "hang", "no-decision"))
+    parser.add_argument("--fault-at", help="only at this stage (default: every stage)")
+    parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument(
+        "--write",
+        action="append",
+        default=[],
+        metavar="PATH=CONTENT",
+        help="the implementer writes",
+    )
+    parser.add_argument("--command", action="append", default=[], help="the implementer runs")
+    parser.add_argument("--version", action="version", version="freemad-task-mock 1")
+    args = parser.parse_args(argv)
+    prompt = sys.stdin.read()
+    request = json.loads(prompt[prompt.index(MARKER) + len(MARKER) :])
+    if args.delay:
+        time.sleep(args.delay)
+    if args.fault and args.fault_at in (None, request["stage"]):
+        if args.fault == "not-json":
+            print("I did the work but forgot the format.")
+            return 0
+        if args.fault == "crash":
+            print("task mock: simulated crash", file=sys.stderr)
+            return 3
+        if args.fault == "hang":
+            time.sleep(3600)
+    response = _respond(request, approve=args.approve, no_decision=args.fault == "no-decision")
+    if request["role"] == "implementer":
+        writes = [dict(zip(("path", "content"), w.split("=", 1), strict=True)) for w in args.write]
+        response.update(writes=writes, commands=args.command)
+    print(json.dumps(response))
+    return 0
+
+
+def _respond(request: dict[str, Any], *, approve: bool, no_decision: bool) -> dict[str, Any]:
+    role, stage, goal = request["role"], request["stage"], request["goal"]
+    human = [
+        f.removeprefix("HUMAN_INPUT: ") for f in request["feedback"] if f.startswith("HUMAN_INPUT:")
+    ]
+    base = {"agent_id": request["agent_id"], "stage": stage, "role": role}
+    if role == "reviewer":
+        if no_decision:
+            return {**base, "content": "Looks fine, I think."}
+        if approve or human:
+            return {**base, "content": "The plan is ready.", "review_decision": "approve"}
+        return {
+            **base,
+            "content": "The plan leaves a product decision open.",
+            "review_decision": "revise",
+            "findings": [QUESTION],
+        }
+    if role == "arbiter":
+        return {
+            **base,
+            "content": "This is a product decision; the team must make it.",
+            "review_decision": "needs_human",
+            "findings": [QUESTION],
+        }
+    decided = f"\n\nDecision from a person: {human[-1]}" if human else ""
+    contents = {
+        "intake": f"Goal: {goal}",
+        "research": "Findings: the architecture has two candidate storage backends.",
+        "draft_plan": f"# Plan\n\n1. Pick the storage backend.\n2. Build it.{decided}",
+        "finalize": f"# Final plan for: {goal}{decided}",
+    }
+    return {
+        **base,
+        "content": contents.get(stage, f"{stage} done."),
+        "work_items": [{"id": "w1", "title": "Build it", "write_scope": ["src/"]}]
+        if stage == "draft_plan"
+        else [],
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The tasks runtime: persisted, resumable plan and code tasks with reviewers, arbiters and people."""

@@ -1,0 +1,197 @@
+"""A code task's own branch and worktree, so agents never touch the user's branch or checkout."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+
+from freemad.errors import FreemadError, UsageError
+
+AUTHOR = ("FREE-MAD", "freemad@freemad.invalid")
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": AUTHOR[0],
+    "GIT_AUTHOR_EMAIL": AUTHOR[1],
+    "GIT_COMMITTER_NAME": AUTHOR[0],
+    "GIT_COMMITTER_EMAIL": AUTHOR[1],
+}
+# The user's signing, hooks and automatic gc have no say in a task's commits.
+_COMMIT_CONFIG = ["commit.gpgsign=false", "core.hooksPath=/dev/null", "gc.auto=0"]
+# Any of these would point our git calls at another checkout or index than the one we chose.
+_REDIRECTING = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+)
+_TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
+
+
+def _repo(path: Path, *, search: bool = False) -> git.Repo:
+    present = [name for name in _REDIRECTING if name in os.environ]
+    if present:
+        raise UsageError(
+            f"{', '.join(present)} is set; unset it so git works on the task's worktree"
+        )
+    repo = git.Repo(path, search_parent_directories=search)
+    repo.git.update_environment(**_IDENTITY)  # reflog entries need an identity too
+    return repo
+
+
+def _commit_of(repo: git.Repo, ref: str) -> str | None:
+    try:
+        return str(repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}"))
+    except git.GitCommandError:
+        return None
+
+
+def _worktrees(repo: git.Repo) -> dict[Path, str | None]:
+    """Registered worktrees: path -> the branch ref checked out there (None when detached)."""
+    found: dict[Path, str | None] = {}
+    path: Path | None = None
+    for field in str(repo.git.worktree("list", "--porcelain", "-z")).split("\0"):
+        if field.startswith("worktree "):
+            path = Path(field.removeprefix("worktree ")).resolve()
+            found[path] = None
+        elif field.startswith("branch ") and path is not None:
+            found[path] = field.removeprefix("branch ")
+    return found
+
+
+def _creating(task_id: str) -> str:
+    """The lock reason a worktree carries until it is complete; one still carrying it was cut short."""
+    return f"freemad: creating the worktree of task {task_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class TaskWorkspace:
+    """Where a code task writes: `path` is the workspace root's place inside the task's worktree."""
+
+    path: Path
+    worktree: Path
+    branch: str
+    repo_root: Path
+    base_commit: str
+
+    @classmethod
+    def open(cls, workspace_root: Path, task_id: str, worktrees_dir: Path) -> TaskWorkspace | None:
+        """Create, or after a crash at any point recover, the task's branch and worktree.
+
+        None when `workspace_root` is not in a git repository: the task then works in place.
+        """
+        if not _TASK_ID.fullmatch(task_id):
+            raise ValueError(f"{task_id!r} cannot name a branch and a folder")
+        try:
+            repo = _repo(workspace_root, search=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            return None
+        with repo:
+            if repo.bare or repo.working_tree_dir is None:
+                return None
+            repo_root = Path(repo.working_tree_dir).resolve()
+            common = Path(repo.common_dir).resolve()
+            worktree = worktrees_dir.resolve() / task_id
+            if worktree.is_relative_to(repo_root) or worktree.is_relative_to(common):
+                raise ValueError(
+                    f"the worktrees folder {worktrees_dir} must be outside {repo_root}"
+                )
+            branch = f"freemad/task/{task_id}"
+            try:
+                base = _ensure_refs(repo, common, task_id, branch)
+                _ensure_worktree(repo, common, worktree, task_id, branch)
+            except git.GitCommandError as exc:
+                raise FreemadError(f"git failed in {repo_root}: {exc.stderr.strip()}") from None
+        path = worktree / Path(workspace_root).resolve().relative_to(repo_root)
+        path.mkdir(parents=True, exist_ok=True)
+        return cls(path, worktree, branch, repo_root, base)
+
+    def commit(self, message: str) -> str | None:
+        """Commit everything in the worktree on the task branch; None when nothing changed."""
+        with _repo(self.worktree) as repo:
+            repo.git(c=_COMMIT_CONFIG).add("--all")
+            status, _, _ = repo.git.diff(
+                "--cached", "--quiet", with_extended_output=True, with_exceptions=False
+            )
+            if status == 0:
+                return None
+            repo.git(c=_COMMIT_CONFIG).commit(
+                "--no-verify", "--cleanup=verbatim", "--quiet", "-m", message or "FREE-MAD task"
+            )
+            return str(repo.git.rev_parse("HEAD"))
+
+    def diff(self) -> str:
+        """The task branch against the commit it started from."""
+        with _repo(self.repo_root) as repo:
+            return str(
+                repo.git.diff(
+                    "--no-color",
+                    "--no-ext-diff",
+                    "--no-textconv",
+                    "--src-prefix=a/",
+                    "--dst-prefix=b/",
+                    self.base_commit,
+                    f"refs/heads/{self.branch}",
+                    strip_newline_in_stdout=False,
+                )
+            )
+
+    def remove(self) -> None:
+        """Remove the worktree and its folder; the branch, and so the work, stays."""
+        with _repo(self.repo_root) as repo:
+            repo.git.worktree("prune")
+            if self.worktree.resolve() in _worktrees(repo):
+                repo.git.worktree("remove", "--force", str(self.worktree))
+            repo.git.worktree("prune")
+        if self.worktree.exists():  # what a crash in an earlier remove left behind
+            shutil.rmtree(self.worktree)
+
+
+def _ensure_refs(repo: git.Repo, common: Path, task_id: str, branch: str) -> str:
+    """The task's base commit, kept in refs/freemad/base/<task_id>, and its branch, made from it."""
+    base_ref, branch_ref = f"refs/freemad/base/{task_id}", f"refs/heads/{branch}"
+    for ref in (base_ref, branch_ref):  # a lock left by a killed update of our own refs
+        Path(common, f"{ref}.lock").unlink(missing_ok=True)
+    base = _commit_of(repo, base_ref)
+    tip = _commit_of(repo, branch_ref)
+    if base is None:
+        head = _commit_of(repo, "HEAD")
+        if head is None:
+            raise UsageError(f"{repo.working_tree_dir} has no commit yet; commit once, then retry")
+        base = str(repo.git.merge_base(tip, head)) if tip else head
+        repo.git.update_ref(base_ref, base, "")
+    if tip is None:
+        repo.git.update_ref(branch_ref, base, "")
+    return base
+
+
+def _ensure_worktree(
+    repo: git.Repo, common: Path, worktree: Path, task_id: str, branch: str
+) -> None:
+    repo.git.worktree("prune")  # entries whose folder is gone
+    admin_root = common / "worktrees"
+    for admin in admin_root.iterdir() if admin_root.is_dir() else ():
+        lock = admin / "locked"
+        if lock.is_file() and lock.read_text().strip() == _creating(task_id):
+            shutil.rmtree(admin)  # a creation cut short; its folder is handled below
+    registered = _worktrees(repo)
+    for path, ref in registered.items():
+        if ref == f"refs/heads/{branch}" and path != worktree:
+            raise FreemadError(f"{branch} is checked out at {path}; remove that worktree first")
+    if worktree in registered:
+        if registered[worktree] != f"refs/heads/{branch}":
+            raise FreemadError(f"{worktree} is a worktree of another branch; move it away")
+        with _repo(worktree) as inside:  # an index lock left by a commit that was killed
+            Path(inside.git_dir, "index.lock").unlink(missing_ok=True)
+        return
+    if worktree.exists():
+        if any(worktree.iterdir()) and not (worktree / ".git").is_file():
+            raise FreemadError(f"{worktree} exists and is not a task worktree; move it away")
+        shutil.rmtree(worktree)  # an unregistered leftover of ours: nothing in it was committed
+    worktree.parent.mkdir(parents=True, exist_ok=True)
+    repo.git.worktree("add", "--lock", "--reason", _creating(task_id), str(worktree), branch)
+    repo.git.worktree("unlock", str(worktree))

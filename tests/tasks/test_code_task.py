@@ -1,0 +1,143 @@
+"""Code tasks on real git repositories: their own branch, verification, the tool policy, and
+the user's checkout left exactly as it was."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from freemad.config import parse_config
+from freemad.store import SqliteStore
+from freemad.tasks.runtime import TaskRunner
+
+PY = sys.executable
+CHECK = (
+    f"{PY} -c \"import sys; sys.path.insert(0, 'src'); import calc; assert calc.add(2, 3) == 5\""
+)
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "me@example.com")
+    git(repo, "config", "user.name", "Me")
+    (repo / "README.md").write_text("# calc\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "init")
+    (repo / "README.md").write_text("# calc\n\nwork in progress\n")  # the user's uncommitted edit
+    return repo
+
+
+def mock(*args: str) -> str:
+    return shlex.join(["freemad-task-mock", *args])
+
+
+def runner(tmp_path: Path, implementer: str, **policy: Any) -> tuple[TaskRunner, SqliteStore]:
+    data = {
+        "agents": [
+            {"id": "planner", "cli_command": mock("--approve"), "roles": ["planner", "researcher"]},
+            {"id": "reviewer", "cli_command": mock("--approve"), "roles": ["reviewer"]},
+            {"id": "coder", "cli_command": implementer, "roles": ["implementer"]},
+        ],
+        "security": {"cli_allowed_commands": ["freemad-task-mock"]},
+        "task": {
+            "store_path": str(tmp_path / "store" / "tasks.db"),
+            "artifacts_dir": str(tmp_path / "store" / "artifacts"),
+            "worktrees_dir": str(tmp_path / "worktrees"),
+            "max_stage_retries": 1,
+            "tool_policy": {
+                "allow_workspace_write": True,
+                "allowed_write_roots": ["src"],
+                "allow_local_commands": True,
+                "allowed_local_commands": [PY],
+                "verification_commands": [CHECK],
+                **policy,
+            },
+        },
+    }
+    config = parse_config(yaml.safe_dump(data))
+    store = SqliteStore(config.task.store_path, config.task.artifacts_dir)
+    return TaskRunner(config, store), store
+
+
+def checkout(repo: Path) -> tuple[str, str, str]:
+    return git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain"), git(repo, "diff")
+
+
+def test_a_code_task_lands_on_its_own_branch_and_leaves_the_checkout_alone(
+    tmp_path: Path, repo: Path
+) -> None:
+    before = checkout(repo)
+    coder = mock("--write", "src/calc.py=def add(a, b): return a + b", "--command", f"{PY} -c pass")
+    tasks, store = runner(tmp_path, coder)
+    state = tasks.start("code", "Add calc.add", repo)
+    assert state.status.value == "completed", state.question
+    assert checkout(repo) == before
+    assert not (repo / "src").exists()
+    branch = f"freemad/task/{state.task_id}"
+    assert state.branch == branch
+    assert git(repo, "show", f"{branch}:src/calc.py").strip() == "def add(a, b): return a + b"
+    events = store.events(state.task_id)
+    (verification,) = [e for e in events if e.kind == "verification"]
+    assert verification.data["passed"] is True
+    (done,) = [e for e in events if e.kind == "item_done"]
+    assert done.data["written"] == ["src/calc.py"] and done.data["commit"]
+    assert done.data["commands"][0]["exit_code"] == 0
+    log = store.read_artifact(done.data["commands"][0]["artifact_id"]).decode()
+    assert "[exit 0]" in log
+    published = tasks.approve(state.task_id, "publish")
+    assert published.publish_approved
+    store.close()
+
+
+def test_policy_violations_become_findings_not_crashes(tmp_path: Path, repo: Path) -> None:
+    coder = mock(
+        "--write",
+        "src/calc.py=def add(a, b): return a + b",
+        "--write",
+        "../escape.txt=x",
+        "--write",
+        "tests/sneaky.py=x",
+        "--command",
+        "curl http://example.com",
+    )
+    tasks, store = runner(tmp_path, coder)
+    state = tasks.start("code", "Add calc.add", repo)
+    (done,) = [e for e in store.events(state.task_id) if e.kind == "item_done"]
+    violations = " | ".join(done.data["violations"])
+    assert "../escape.txt" in violations and "tests/sneaky.py" in violations
+    assert "curl" in violations
+    assert not (tmp_path / "escape.txt").exists()
+    reviews = [
+        e
+        for e in store.events(state.task_id)
+        if e.kind == "agent_replied" and e.data["stage"] == "code_review"
+    ]
+    assert reviews, "the reviewer saw the work (and its findings)"
+    store.close()
+
+
+def test_a_failing_verification_is_an_attempt_then_a_question(tmp_path: Path, repo: Path) -> None:
+    coder = mock("--write", "src/calc.py=def add(a, b): return a - b")
+    tasks, store = runner(tmp_path, coder)
+    state = tasks.start("code", "Add calc.add", repo)
+    assert state.status.value == "waiting_for_human"
+    assert state.current_stage == "verify"
+    assert "AssertionError" in (state.question or "") or "exited 1" in (state.question or "")
+    verifications = [e for e in store.events(state.task_id) if e.kind == "verification"]
+    assert [v.data["passed"] for v in verifications] == [False, False]
+    store.close()
