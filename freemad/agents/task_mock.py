@@ -12,6 +12,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 QUESTION = "Which storage backend should we use first? (SQLite, Postgres)"
@@ -33,6 +34,9 @@ def main(argv: list[str] | None = None) -> int:
         help="the implementer writes",
     )
     parser.add_argument("--command", action="append", default=[], help="the implementer runs")
+    parser.add_argument("--items", help="the plan's work items, as JSON")
+    parser.add_argument("--rendezvous", help="folder where parallel work items wait for each other")
+    parser.add_argument("--exclusive", help="folder that records work items running at once")
     parser.add_argument("--version", action="version", version="freemad-task-mock 1")
     args = parser.parse_args(argv)
     prompt = sys.stdin.read()
@@ -49,11 +53,46 @@ def main(argv: list[str] | None = None) -> int:
         if args.fault == "hang":
             time.sleep(3600)
     response = _respond(request, approve=args.approve, no_decision=args.fault == "no-decision")
+    if args.items and request["stage"] == "draft_plan":
+        response["work_items"] = json.loads(args.items)
+    item = (request.get("work_item") or {}).get("id", "")
+    if args.rendezvous and request["role"] == "implementer":
+        _meet(Path(args.rendezvous), item)
+    if args.exclusive and request["role"] == "implementer":
+        _alone(Path(args.exclusive), item, request["work_item"].get("write_scope") or [])
     if request["role"] == "implementer":
         writes = [dict(zip(("path", "content"), w.split("=", 1), strict=True)) for w in args.write]
         response.update(writes=writes, commands=args.command)
     print(json.dumps(response))
     return 0
+
+
+def _meet(folder: Path, item: str) -> None:
+    """Wait until another work item has started too; a serial runner never gets there."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / item).touch()
+    for _ in range(400):
+        if any(p.name != item for p in folder.iterdir()):
+            (folder / f"met-{item}").touch()
+            return
+        time.sleep(0.05)
+
+
+def _alone(folder: Path, item: str, scope: list[str]) -> None:
+    """Note whether an item with an overlapping write scope runs while this one does: the
+    runtime must never let that happen."""
+    from freemad.core.work_items import scopes_overlap
+
+    folder.mkdir(parents=True, exist_ok=True)
+    mine = folder / f"{item}.running"
+    draft = folder / f"{item}.draft"
+    draft.write_text(json.dumps(scope))
+    draft.rename(mine)  # others never read half a file
+    for other in folder.glob("*.running"):
+        if other != mine and scopes_overlap(scope, json.loads(other.read_text())):
+            (folder / f"overlap-{item}").write_text(other.name)
+    time.sleep(0.3)
+    mine.unlink()
 
 
 def _respond(request: dict[str, Any], *, approve: bool, no_decision: bool) -> dict[str, Any]:

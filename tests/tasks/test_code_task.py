@@ -3,9 +3,13 @@ the user's checkout left exactly as it was."""
 
 from __future__ import annotations
 
+import json
+import os
 import shlex
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +50,12 @@ def mock(*args: str) -> str:
     return shlex.join(["freemad-task-mock", *args])
 
 
-def runner(tmp_path: Path, implementer: str, **policy: Any) -> tuple[TaskRunner, SqliteStore]:
+def runner(
+    tmp_path: Path, implementer: str, planner: str = mock("--approve"), **policy: Any
+) -> tuple[TaskRunner, SqliteStore]:
     data = {
         "agents": [
-            {"id": "planner", "cli_command": mock("--approve"), "roles": ["planner", "researcher"]},
+            {"id": "planner", "cli_command": planner, "roles": ["planner", "researcher"]},
             {"id": "reviewer", "cli_command": mock("--approve"), "roles": ["reviewer"]},
             {"id": "coder", "cli_command": implementer, "roles": ["implementer"]},
         ],
@@ -140,4 +146,104 @@ def test_a_failing_verification_is_an_attempt_then_a_question(tmp_path: Path, re
     assert "AssertionError" in (state.question or "") or "exited 1" in (state.question or "")
     verifications = [e for e in store.events(state.task_id) if e.kind == "verification"]
     assert [v.data["passed"] for v in verifications] == [False, False]
+    store.close()
+
+
+def items(*specs: tuple[str, list[str], list[str]]) -> str:
+    return json.dumps(
+        [
+            {"id": i, "title": i, "depends_on": deps, "write_scope": scope}
+            for i, deps, scope in specs
+        ]
+    )
+
+
+def test_independent_items_run_at_once_and_overlapping_ones_never(
+    tmp_path: Path, repo: Path
+) -> None:
+    meet, alone = tmp_path / "meet", tmp_path / "alone"
+    plan = items(
+        ("a", [], ["src/a"]),
+        ("b", [], ["src/b"]),
+        ("c", ["a", "b"], ["src"]),
+        ("d", [], ["src/a/x"]),
+    )
+    tasks, store = runner(
+        tmp_path,
+        mock(
+            "--write",
+            "src/calc.py=def add(a, b): return a + b",
+            "--rendezvous",
+            str(meet),
+            "--exclusive",
+            str(alone),
+        ),
+        planner=mock("--approve", "--items", plan),
+        verification_commands=[],
+    )
+    state = tasks.start("code", "Add calc.add", repo)
+    assert state.status.value == "completed", state.question
+    done = [e.data["item_id"] for e in store.events(state.task_id) if e.kind == "item_done"]
+    assert sorted(done) == ["a", "b", "c", "d"]
+    assert done.index("c") > max(done.index("a"), done.index("b")), "depends_on is honoured"
+    assert (meet / "met-a").exists() or (meet / "met-b").exists(), "a and b ran at once"
+    assert not list(alone.glob("overlap-*")), "items with overlapping scopes ran at once"
+    store.close()
+
+
+def test_kill_9_during_execute_never_reruns_a_finished_item(tmp_path: Path, repo: Path) -> None:
+    plan = items(("first", [], ["src"]), ("second", ["first"], ["src"]))
+    coder = mock("--write", "src/calc.py=def add(a, b): return a + b", "--delay", "1.5")
+    tasks, store = runner(
+        tmp_path, coder, planner=mock("--approve", "--items", plan), verification_commands=[]
+    )
+    config_path = tmp_path / "cfg.yaml"
+    config_path.write_text(yaml.safe_dump(tasks.config.model_dump(mode="json", exclude_none=True)))
+    store.close()
+    freemad_bin = str(Path(sys.executable).parent / "freemad")
+    run = subprocess.Popen(
+        [
+            freemad_bin,
+            "task",
+            "start",
+            "--config",
+            str(config_path),
+            "--task-type",
+            "code",
+            "--workspace-root",
+            str(repo),
+            "Add calc.add",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    task_id = None
+    for _ in range(600):
+        time.sleep(0.05)
+        store = SqliteStore(tmp_path / "store" / "tasks.db", tmp_path / "store" / "artifacts")
+        runs = store.runs()
+        if runs and any(e.kind == "item_done" for e in store.events(runs[0].run_id)):
+            task_id = runs[0].run_id
+        store.close()
+        if task_id:
+            break
+    assert task_id is not None, "the first item never finished"
+    os.killpg(run.pid, signal.SIGKILL)
+    run.communicate()
+    resumed = subprocess.run(
+        [freemad_bin, "task", "resume", task_id, "--config", str(config_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert json.loads(resumed.stdout)["status"] == "completed", resumed.stderr
+    store = SqliteStore(tmp_path / "store" / "tasks.db", tmp_path / "store" / "artifacts")
+    events = store.events(task_id)
+    calls = [
+        e.data["item"] for e in events if e.kind == "agent_replied" and e.data["stage"] == "execute"
+    ]
+    assert calls.count("first") == 1, calls
+    assert [e.data["item_id"] for e in events if e.kind == "item_done"] == ["first", "second"]
     store.close()

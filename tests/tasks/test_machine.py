@@ -151,3 +151,24 @@ def test_failures_are_attempts_and_the_cap_asks_a_person() -> None:
         ],
     )
     assert state.iteration_cap == 5 and iteration_cap_reached(state) is None
+
+
+def test_ready_batches_honour_dependencies_and_scopes() -> None:
+    from freemad.core.work_items import WorkItem, ready_batch
+
+    plan = WorkItem.from_plan(
+        [
+            {"id": "a", "write_scope": ["src/a"]},
+            {"id": "b", "write_scope": ["src/b"]},
+            {"id": "c", "depends_on": ["a", "b"], "write_scope": ["src"]},
+            {"id": "d", "write_scope": ["src/a/x"]},
+            {"id": "e", "depends_on": ["ghost"]},
+        ]
+    )
+    assert [i.item_id for i in ready_batch(plan, set())] == ["a", "b"]
+    assert [i.item_id for i in ready_batch(plan, {"a", "b"})] == ["c"]
+    assert [i.item_id for i in ready_batch(plan, {"a", "b", "c"})] == ["d"]
+    assert plan[4].depends_on == (), "unknown dependencies are dropped"
+    assert [i.item_id for i in WorkItem.from_plan([])] == ["all"]
+    cycle = WorkItem.from_plan([{"id": "x", "depends_on": ["y"]}, {"id": "y", "depends_on": ["x"]}])
+    assert ready_batch(cycle, set()) == []
