@@ -28,6 +28,7 @@ def main() -> None:
         "prompt_growth": [],
         "cli_startup": ["--runs", str(args.runs)],
         "debate_critical_path": ["--repeat", str(args.repeat)],
+        "store_speed": [],
     }
     combined: dict[str, Any] = {"machine": machine()}
     for name, extra in scripts.items():

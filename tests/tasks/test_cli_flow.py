@@ -228,3 +228,46 @@ def test_kill_9_mid_task_then_resume_finishes_without_duplicates(smoke: Path) ->
     assert len(names) == len(set(names)), "an artifact was recorded twice"
     assert len(shas) >= 1
     store.close()
+
+
+def test_pause_from_another_process_stops_after_the_step_in_flight(smoke: Path) -> None:
+    config = yaml.safe_load((smoke / "smoke.yaml").read_text())
+    for agent in config["agents"]:
+        agent["cli_command"] = "freemad-task-mock --delay 0.5"
+    (smoke / "smoke.yaml").write_text(yaml.safe_dump(config))
+    run = subprocess.Popen(
+        [FREEMAD, "task", "start", "--config", "smoke.yaml", "--workspace-root", str(smoke), GOAL],
+        cwd=smoke,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    db = smoke / ".freemad/ui-smoke/tasks.db"
+    task_id = None
+    for _ in range(400):
+        time.sleep(0.05)
+        if db.exists():
+            store = SqliteStore(db, smoke / ".freemad/ui-smoke/artifacts")
+            runs = store.runs()
+            store.close()
+            if runs:
+                task_id = runs[0].run_id
+                break
+    assert task_id is not None
+    paused = json.loads(
+        freemad("task", "pause", task_id, "--config", "smoke.yaml", cwd=smoke).stdout
+    )
+    assert paused["status"] == "paused"
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == 0, err
+    assert json.loads(out)["status"] == "paused"
+    state = json.loads(
+        freemad("task", "resume", task_id, "--config", "smoke.yaml", cwd=smoke).stdout
+    )
+    assert state["status"] == "waiting_for_human"  # it carried on to the quick start's question
+    cancelled = json.loads(
+        freemad("task", "cancel", task_id, "--config", "smoke.yaml", cwd=smoke).stdout
+    )
+    assert cancelled["status"] == "cancelled"
+    again = freemad("task", "resume", task_id, "--config", "smoke.yaml", cwd=smoke, check=2)
+    assert "is cancelled" in again.stderr
