@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -28,6 +29,13 @@ def freemad(*args: str, cwd: Path, check: int | None = 0) -> subprocess.Complete
     if check is not None:
         assert done.returncode == check, done.stderr
     return done
+
+
+def start_task(smoke: Path) -> dict[str, Any]:
+    started = freemad(
+        "task", "start", "--config", "smoke.yaml", "--workspace-root", str(smoke), GOAL, cwd=smoke
+    )
+    return json.loads(started.stdout)
 
 
 @pytest.fixture
@@ -90,35 +98,13 @@ def test_the_quick_start_waits_for_a_person_then_completes(smoke: Path) -> None:
     ],
 )
 def test_bad_input_is_one_line_and_changes_nothing(smoke: Path, args, message: str) -> None:
-    started = json.loads(
-        freemad(
-            "task",
-            "start",
-            "--config",
-            "smoke.yaml",
-            "--workspace-root",
-            str(smoke),
-            GOAL,
-            cwd=smoke,
-        ).stdout
-    )
+    started = start_task(smoke)
     task_id = started["task_id"]
     done_id = task_id
     freemad("task", "answer", task_id, "Use SQLite.", "--config", "smoke.yaml", cwd=smoke)
     freemad("task", "resume", task_id, "--config", "smoke.yaml", cwd=smoke)
     if "{id}" in args:
-        other = json.loads(
-            freemad(
-                "task",
-                "start",
-                "--config",
-                "smoke.yaml",
-                "--workspace-root",
-                str(smoke),
-                GOAL,
-                cwd=smoke,
-            ).stdout
-        )
+        other = start_task(smoke)
         task_id = other["task_id"]
     store = SqliteStore(smoke / ".freemad/ui-smoke/tasks.db", smoke / ".freemad/ui-smoke/artifacts")
     before = {r.run_id: len(store.events(r.run_id)) for r in store.runs()}
@@ -137,18 +123,7 @@ def test_an_approving_reviewer_needs_no_person(smoke: Path) -> None:
     config = yaml.safe_load((smoke / "smoke.yaml").read_text())
     config["agents"][1]["cli_command"] = "freemad-task-mock --approve"
     (smoke / "smoke.yaml").write_text(yaml.safe_dump(config))
-    done = json.loads(
-        freemad(
-            "task",
-            "start",
-            "--config",
-            "smoke.yaml",
-            "--workspace-root",
-            str(smoke),
-            GOAL,
-            cwd=smoke,
-        ).stdout
-    )
+    done = start_task(smoke)
     assert done["status"] == "completed"
 
 
@@ -168,18 +143,7 @@ def test_a_reply_that_is_not_json_is_recorded_and_the_task_asks_for_help(smoke: 
     config = yaml.safe_load((smoke / "smoke.yaml").read_text())
     config["agents"][0]["cli_command"] = "freemad-task-mock --fault not-json --fault-at research"
     (smoke / "smoke.yaml").write_text(yaml.safe_dump(config))
-    started = json.loads(
-        freemad(
-            "task",
-            "start",
-            "--config",
-            "smoke.yaml",
-            "--workspace-root",
-            str(smoke),
-            GOAL,
-            cwd=smoke,
-        ).stdout
-    )
+    started = start_task(smoke)
     assert started["status"] == "waiting_for_human" and started["current_stage"] == "research"
     assert "unparseable" in started["error"]
 
