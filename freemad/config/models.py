@@ -24,6 +24,7 @@ from freemad.config.base import (
     StrictModel,
 )
 from freemad.config.base import doc as _doc
+from freemad.config.evolve import EvolveConfig
 from freemad.config.tasks import ROLES, TaskConfig, ToolPolicy
 from freemad.core.answers import IdentityMode
 from freemad.core.topology import TopologyKind
@@ -223,6 +224,9 @@ class FreemadConfig(StrictModel):
     cache: CacheConfig = _doc("Reply cache.", CacheConfig)
     debate: DebateConfig = _doc("Debate rounds and prompting.", DebateConfig)
     task: TaskConfig = _doc("Autonomous plan and code tasks.", TaskConfig)
+    evolve: EvolveConfig | None = _doc(
+        "Evolve runs: the judge and supervisor (docs/evolve.md); null when unused.", None
+    )
 
     @property
     def enabled_agents(self) -> list[AgentConfig]:
@@ -255,6 +259,12 @@ class FreemadConfig(StrictModel):
             )
             raise LocatedValueError(
                 ("topology", "hub"), f"{problem}; choose one of {', '.join(enabled)}"
+            )
+        variation = self.evolve.variation if self.evolve else None
+        if variation and variation.mode == "single_agent" and variation.agent_id not in enabled:
+            raise LocatedValueError(
+                ("evolve", "variation", "agent_id"),
+                f"{variation.agent_id!r} is not an enabled agent; choose one of {', '.join(enabled)}",
             )
         return self
 
@@ -292,6 +302,7 @@ __all__ = [
     "CacheConfig",
     "DeadlinesConfig",
     "DebateConfig",
+    "EvolveConfig",
     "FreemadConfig",
     "Loc",
     "LocatedValueError",

@@ -50,7 +50,7 @@ def test_minimal_config_takes_every_default() -> None:
 
 def test_every_section_is_a_model_field() -> None:
     sections = {"agents", "topology", "deadlines", "scoring", "security", "budget"}
-    sections |= {"output", "logging", "validation", "cache", "debate", "task"}
+    sections |= {"output", "logging", "validation", "cache", "debate", "task", "evolve"}
     assert set(FreemadConfig.model_fields) == sections
 
 
@@ -339,3 +339,24 @@ def test_config_digest_is_stable_and_sensitive() -> None:
     assert len(config_digest(one)) == 16
     changed = parse_config(BASE + "debate:\n  rounds: 2\n")
     assert config_digest(changed) != config_digest(one)
+
+
+EVOLVE = """
+evolve:
+  variation: {mode: single_agent, agent_id: WORKER}
+  judge:
+    stages:
+      - {name: tests, command: "python3 -m pytest -q", parse: exit_code, provides: [tests_pass]}
+    gate: ["tests_pass == 1"]
+    comparator: [{component: tests_pass, direction: maximize}]
+"""
+
+
+def test_the_evolve_section_names_an_enabled_worker() -> None:
+    config = parse_config(with_base(EVOLVE.replace("WORKER", "alpha")))
+    assert config.evolve is not None and config.evolve.variation.agent_id == "alpha"
+    with pytest.raises(
+        ConfigError, match=r"evolve\.variation\.agent_id: 'ghost' is not an enabled agent"
+    ):
+        parse_config(with_base(EVOLVE.replace("WORKER", "ghost")))
+    assert parse_config(BASE).evolve is None
