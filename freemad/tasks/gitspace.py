@@ -68,6 +68,29 @@ def _creating(task_id: str) -> str:
     return f"freemad: creating the worktree of task {task_id}"
 
 
+def _cut_short(admin: Path, task_id: str) -> bool:
+    """Whether `admin`, a folder in .git/worktrees, is what a killed `worktree add` of ours left.
+
+    `git worktree add` makes the folder, then writes `locked` by truncating and then writing the
+    reason, then writes `gitdir`. A kill between the truncation and the write leaves `locked`
+    empty: `git worktree prune` keeps the folder for its lock, and without the reason it would
+    stay for good, pushing every later worktree of the task to `<task_id>1`, `<task_id>2`...
+    An empty lock without a gitdir, in a folder named for the task, is therefore ours as well;
+    an empty lock beside a gitdir is a user's `git worktree lock` without a reason, and stays.
+    """
+    lock = admin / "locked"
+    if not lock.is_file():
+        return False  # no lock: `git worktree prune` decides
+    reason = lock.read_text().strip()
+    if reason == _creating(task_id):
+        return True
+    return (
+        _creating(task_id).startswith(reason)
+        and not (admin / "gitdir").exists()
+        and re.fullmatch(re.escape(task_id) + "[0-9]*", admin.name) is not None
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class TaskWorkspace:
     """Where a code task writes: `path` is the workspace root's place inside the task's worktree."""
@@ -175,9 +198,8 @@ def _ensure_worktree(
     repo.git.worktree("prune")  # entries whose folder is gone
     admin_root = common / "worktrees"
     for admin in admin_root.iterdir() if admin_root.is_dir() else ():
-        lock = admin / "locked"
-        if lock.is_file() and lock.read_text().strip() == _creating(task_id):
-            shutil.rmtree(admin)  # a creation cut short; its folder is handled below
+        if _cut_short(admin, task_id):
+            shutil.rmtree(admin)  # its folder is handled below
     registered = _worktrees(repo)
     for path, ref in registered.items():
         if ref == f"refs/heads/{branch}" and path != worktree:
@@ -185,8 +207,16 @@ def _ensure_worktree(
     if worktree in registered:
         if registered[worktree] != f"refs/heads/{branch}":
             raise FreemadError(f"{worktree} is a worktree of another branch; move it away")
-        with _repo(worktree) as inside:  # an index lock left by a commit that was killed
-            Path(inside.git_dir, "index.lock").unlink(missing_ok=True)
+        # Locks a killed commit left in the worktree's own admin folder. `git commit` holds
+        # index.lock while it writes the index and, while it moves the branch through the
+        # worktree's HEAD, HEAD.lock too (the branch's lock in the common folder is cleared in
+        # _ensure_refs); SIGKILL runs no cleanup, so a kill in either window leaves the lock, and
+        # every later commit then fails with "cannot lock ref 'HEAD': ... HEAD.lock: File
+        # exists". Everything at the top of this folder belongs to this worktree alone, which
+        # only this task uses, so any *.lock there is a leftover of ours.
+        with _repo(worktree) as inside:
+            for lock in Path(inside.git_dir).glob("*.lock"):
+                lock.unlink(missing_ok=True)
         return
     if worktree.exists():
         if any(worktree.iterdir()) and not (worktree / ".git").is_file():

@@ -274,6 +274,27 @@ def test_an_unfinished_registration_without_a_gitdir_is_cleared(repo, worktrees)
     assert snapshot(repo) == before
 
 
+def test_a_registration_killed_before_its_lock_reason_was_written_is_cleared(repo, worktrees):
+    """git truncates `locked`, then writes the reason: a kill in between leaves it empty."""
+    before = snapshot(repo)
+    (repo / ".git" / "worktrees" / "t1").mkdir(parents=True)
+    (repo / ".git" / "worktrees" / "t1" / "locked").write_text("")
+    ws = _open(repo, worktrees)
+    assert_healthy(ws, repo)
+    assert [p.name for p in (repo / ".git" / "worktrees").iterdir()] == ["t1"]
+    assert snapshot(repo) == before
+
+
+def test_a_users_worktree_locked_without_a_reason_is_kept(repo, worktrees, tmp_path):
+    git(repo, "worktree", "add", "-q", "--detach", str(tmp_path / "t1"), "HEAD")
+    git(repo, "worktree", "lock", str(tmp_path / "t1"))
+    assert (repo / ".git" / "worktrees" / "t1" / "locked").read_text() == ""
+    ws = _open(repo, worktrees)  # its registration is then t11: t1 is the user's
+    assert registered(repo)[str(ws.worktree)] == "refs/heads/freemad/task/t1"
+    assert registered(repo)[str((tmp_path / "t1").resolve())] == "detached"
+    assert (repo / ".git" / "worktrees" / "t1" / "locked").read_text() == ""
+
+
 def test_a_base_without_its_branch_makes_the_branch_at_the_base(repo, worktrees):
     """Killed between recording the base and creating the branch, while the user moved on."""
     base = git(repo, "rev-parse", "HEAD").strip()
@@ -295,6 +316,7 @@ def test_a_branch_without_a_recorded_base_uses_the_merge_base(repo, worktrees):
 def test_locks_left_by_a_killed_commit_are_cleared(repo, worktrees):
     ws = _open(repo, worktrees)
     (repo / ".git" / "worktrees" / "t1" / "index.lock").write_text("")
+    (repo / ".git" / "worktrees" / "t1" / "HEAD.lock").write_text("")
     (repo / ".git" / "refs" / "heads" / "freemad" / "task" / "t1.lock").write_text("")
     (ws.path / "after-crash.txt").write_text("x\n")
     again = _open(repo, worktrees)
@@ -346,11 +368,14 @@ def test_kill_9_at_any_point_then_open_again_recovers(repo, worktrees):
         child.stdout.close()
         ws = _open(repo, worktrees, "killed")
         assert registered(repo)[str(ws.worktree)] == "refs/heads/freemad/task/killed"
+        # Nothing a kill left in .git/worktrees survives: the task's registration is the only one.
+        assert [p.name for p in (repo / ".git" / "worktrees").iterdir()] == ["killed"]
         (ws.path / "work.txt").write_text("the work\n")
         ws.commit("the work")
         assert git(ws.worktree, "status", "--porcelain") == ""
         assert git(repo, "show", "freemad/task/killed:work.txt") == "the work\n"
         assert snapshot(repo) == before
         ws.remove()
+        assert not (repo / ".git" / "worktrees").exists()
         git(repo, "branch", "-D", "freemad/task/killed")
         git(repo, "update-ref", "-d", "refs/freemad/base/killed")
