@@ -8,7 +8,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from freemad.config.base import LocatedValueError, NonNegative, Positive, PositiveInt, StrictModel
+from freemad.config.base import (
+    LocatedValueError,
+    NonNegative,
+    Positive,
+    PositiveInt,
+    StrictModel,
+    split_command,
+)
 from freemad.config.base import doc as _doc
 
 
@@ -104,14 +111,8 @@ class AgentConfig(StrictModel):
     @field_validator("cli_command")
     @classmethod
     def _command_splits(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        try:
-            words = shlex.split(value)
-        except ValueError as exc:
-            raise ValueError(f"cannot split into words: {exc}") from None
-        if not words:
-            raise ValueError("is empty")
+        if value is not None:
+            split_command(value)
         return value
 
     @model_validator(mode="after")

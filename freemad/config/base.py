@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -34,3 +35,14 @@ def doc(text: str, default: Any, **kwargs: Any) -> Any:
     if callable(default):
         return Field(default_factory=default, description=text, **kwargs)
     return Field(default, description=text, **kwargs)
+
+
+def split_command(value: str) -> list[str]:
+    """A command line as argv words (shlex, never a shell); a line that gives none is an error."""
+    try:
+        words = shlex.split(value)
+    except ValueError as exc:
+        raise ValueError(f"cannot split into words: {exc}") from None
+    if not words:
+        raise ValueError("is empty")
+    return words

@@ -11,7 +11,14 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from freemad.config.base import LocatedValueError, NonNegative, Positive, PositiveInt, StrictModel
+from freemad.config.base import (
+    LocatedValueError,
+    NonNegative,
+    Positive,
+    PositiveInt,
+    StrictModel,
+    split_command,
+)
 from freemad.config.base import doc as _doc
 from freemad.core.evolve import COMPONENT_PATTERN, Direction, ParseMode, parse_predicate
 
@@ -91,12 +98,7 @@ class StageConfig(StrictModel):
     @field_validator("command")
     @classmethod
     def _command_splits(cls, value: str) -> str:
-        try:
-            words = shlex.split(value)
-        except ValueError as exc:
-            raise ValueError(f"cannot split into words: {exc}") from None
-        if not words:
-            raise ValueError("is empty")
+        split_command(value)
         return value
 
     @model_validator(mode="after")
