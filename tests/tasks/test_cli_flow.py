@@ -38,6 +38,36 @@ def start_task(smoke: Path) -> dict[str, Any]:
     return json.loads(started.stdout)
 
 
+def slow_agents(smoke: Path, delay: float) -> None:
+    config = yaml.safe_load((smoke / "smoke.yaml").read_text())
+    for agent in config["agents"]:
+        agent["cli_command"] = f"freemad-task-mock --delay {delay}"
+    (smoke / "smoke.yaml").write_text(yaml.safe_dump(config))
+
+
+def start_in_background(smoke: Path, **options: Any) -> subprocess.Popen[Any]:
+    return subprocess.Popen(
+        [FREEMAD, "task", "start", "--config", "smoke.yaml", "--workspace-root", str(smoke), GOAL],
+        cwd=smoke,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **options,
+    )
+
+
+def wait_for_task(smoke: Path, min_events: int = 0) -> str:
+    """The id of the task a background start created, once it has `min_events` events."""
+    db = smoke / ".freemad/ui-smoke/tasks.db"
+    for _ in range(400):
+        time.sleep(0.05)
+        if db.exists():
+            with SqliteStore(db, smoke / ".freemad/ui-smoke/artifacts") as store:
+                runs = store.runs()
+                if runs and len(store.events(runs[0].run_id)) >= min_events:
+                    return runs[0].run_id
+    raise AssertionError("the task never got going")
+
+
 @pytest.fixture
 def smoke(tmp_path: Path) -> Path:
     shutil.copy(ROOT / "configs" / "autonomous_smoke.yaml", tmp_path / "smoke.yaml")
@@ -149,30 +179,10 @@ def test_a_reply_that_is_not_json_is_recorded_and_the_task_asks_for_help(smoke: 
 
 
 def test_kill_9_mid_task_then_resume_finishes_without_duplicates(smoke: Path) -> None:
-    config = yaml.safe_load((smoke / "smoke.yaml").read_text())
-    for agent in config["agents"]:
-        agent["cli_command"] = "freemad-task-mock --delay 0.3"
-    (smoke / "smoke.yaml").write_text(yaml.safe_dump(config))
+    slow_agents(smoke, 0.3)
     db = smoke / ".freemad/ui-smoke/tasks.db"
-    run = subprocess.Popen(
-        [FREEMAD, "task", "start", "--config", "smoke.yaml", "--workspace-root", str(smoke), GOAL],
-        cwd=smoke,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    task_id = None
-    for _ in range(400):
-        time.sleep(0.05)
-        if db.exists():
-            store = SqliteStore(db, smoke / ".freemad/ui-smoke/artifacts")
-            runs = store.runs()
-            if runs and len(store.events(runs[0].run_id)) >= 4:
-                task_id = runs[0].run_id
-                store.close()
-                break
-            store.close()
-    assert task_id is not None, "the task never got going"
+    run = start_in_background(smoke, start_new_session=True)
+    task_id = wait_for_task(smoke, min_events=4)
     os.killpg(run.pid, signal.SIGKILL)
     run.communicate()
     for _ in range(2):  # the run waits for a person once, like the quick start
@@ -195,29 +205,9 @@ def test_kill_9_mid_task_then_resume_finishes_without_duplicates(smoke: Path) ->
 
 
 def test_pause_from_another_process_stops_after_the_step_in_flight(smoke: Path) -> None:
-    config = yaml.safe_load((smoke / "smoke.yaml").read_text())
-    for agent in config["agents"]:
-        agent["cli_command"] = "freemad-task-mock --delay 0.5"
-    (smoke / "smoke.yaml").write_text(yaml.safe_dump(config))
-    run = subprocess.Popen(
-        [FREEMAD, "task", "start", "--config", "smoke.yaml", "--workspace-root", str(smoke), GOAL],
-        cwd=smoke,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    db = smoke / ".freemad/ui-smoke/tasks.db"
-    task_id = None
-    for _ in range(400):
-        time.sleep(0.05)
-        if db.exists():
-            store = SqliteStore(db, smoke / ".freemad/ui-smoke/artifacts")
-            runs = store.runs()
-            store.close()
-            if runs:
-                task_id = runs[0].run_id
-                break
-    assert task_id is not None
+    slow_agents(smoke, 0.5)
+    run = start_in_background(smoke, text=True)
+    task_id = wait_for_task(smoke)
     paused = json.loads(
         freemad("task", "pause", task_id, "--config", "smoke.yaml", cwd=smoke).stdout
     )
