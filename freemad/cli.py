@@ -166,13 +166,15 @@ def _read_stdin() -> str:
         raise UsageError("the requirement on stdin is not UTF-8 text") from None
 
 
-def _register_tasks() -> None:
+def _register_groups() -> None:
+    from freemad.cli_evolve import evolve_group
     from freemad.cli_tasks import task_group
 
     cli.add_command(task_group)
+    cli.add_command(evolve_group)
 
 
-_register_tasks()
+_register_groups()
 
 
 @cli.group("config", invoke_without_command=True)

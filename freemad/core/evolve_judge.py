@@ -236,14 +236,15 @@ def measure(outcomes: Iterable[StageOutcome]) -> Measurement:
 
 
 # Applied in order: a path may hold hex ids and numbers, a hex id may hold digits. Numbers and
-# hex ids share one placeholder, since a short git id can be all digits.
+# hex ids share one placeholder, since a short git id can be all digits. A run of seven or more
+# hex letters counts as an id too (git can print `fffaced`); few words are made of a-f alone.
 _HEX = r"[0-9a-fA-F]"
 _VOLATILE = (
     (re.compile(r"[^\s'\"(),;\[\]{}]*[/\\][^\s'\"(),;\[\]{}]*"), "<path>"),
     (re.compile(rf"\b{_HEX}{{8}}(?:-{_HEX}{{4}}){{3}}-{_HEX}{{12}}\b"), "#"),
     (re.compile(rf"\b0[xX]{_HEX}+\b"), "#"),
     (
-        re.compile(rf"(?<![\w.])(?=\w*\d)(?=\w*[a-fA-F]){_HEX}{{7,}}(?![\w.]|[+-]\d)"),
+        re.compile(rf"(?<![\w.])(?=\w*[a-fA-F]){_HEX}{{7,}}(?![\w.]|[+-]\d)"),
         "#",
     ),
     (re.compile(r"(?<![A-Za-z0-9_.])[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"), "#"),

@@ -35,7 +35,7 @@ class PromptBook:
     """Renders the three debate prompts; `templates_dir` may override any of them by file name."""
 
     def __init__(self, prompt_mode: str, templates_dir: str | None = None) -> None:
-        self.env = _environment(templates_dir)
+        self.env = template_environment(templates_dir)
         self.prompt_mode = prompt_mode
 
     def generate(self, requirement: str) -> str:
@@ -82,7 +82,7 @@ class PromptBook:
 
 
 @functools.lru_cache(maxsize=8)
-def _environment(templates_dir: str | None) -> jinja2.Environment:
+def template_environment(templates_dir: str | None) -> jinja2.Environment:
     """One environment per template folder, so each template is compiled once per process."""
     loaders: list[jinja2.BaseLoader] = [jinja2.PackageLoader("freemad", "prompts")]
     if templates_dir:

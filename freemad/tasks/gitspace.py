@@ -13,14 +13,14 @@ import git
 from freemad.errors import FreemadError, UsageError
 
 AUTHOR = ("FREE-MAD", "freemad@freemad.invalid")
-_IDENTITY = {
+IDENTITY = {
     "GIT_AUTHOR_NAME": AUTHOR[0],
     "GIT_AUTHOR_EMAIL": AUTHOR[1],
     "GIT_COMMITTER_NAME": AUTHOR[0],
     "GIT_COMMITTER_EMAIL": AUTHOR[1],
 }
 # The user's signing, hooks and automatic gc have no say in a task's commits.
-_COMMIT_CONFIG = ["commit.gpgsign=false", "core.hooksPath=/dev/null", "gc.auto=0"]
+COMMIT_CONFIG = ["commit.gpgsign=false", "core.hooksPath=/dev/null", "gc.auto=0"]
 # Any of these would point our git calls at another checkout or index than the one we chose.
 _REDIRECTING = (
     "GIT_DIR",
@@ -32,25 +32,25 @@ _REDIRECTING = (
 _TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
 
 
-def _repo(path: Path, *, search: bool = False) -> git.Repo:
+def open_repo(path: Path, *, search: bool = False) -> git.Repo:
     present = [name for name in _REDIRECTING if name in os.environ]
     if present:
         raise UsageError(
             f"{', '.join(present)} is set; unset it so git works on the task's worktree"
         )
     repo = git.Repo(path, search_parent_directories=search)
-    repo.git.update_environment(**_IDENTITY)  # reflog entries need an identity too
+    repo.git.update_environment(**IDENTITY)  # reflog entries need an identity too
     return repo
 
 
-def _commit_of(repo: git.Repo, ref: str) -> str | None:
+def commit_of(repo: git.Repo, ref: str) -> str | None:
     try:
         return str(repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}"))
     except git.GitCommandError:
         return None
 
 
-def _worktrees(repo: git.Repo) -> dict[Path, str | None]:
+def registered_worktrees(repo: git.Repo) -> dict[Path, str | None]:
     """Registered worktrees: path -> the branch ref checked out there (None when detached)."""
     found: dict[Path, str | None] = {}
     path: Path | None = None
@@ -110,7 +110,7 @@ class TaskWorkspace:
         if not _TASK_ID.fullmatch(task_id):
             raise ValueError(f"{task_id!r} cannot name a branch and a folder")
         try:
-            repo = _repo(workspace_root, search=True)
+            repo = open_repo(workspace_root, search=True)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             return None
         with repo:
@@ -135,21 +135,21 @@ class TaskWorkspace:
 
     def commit(self, message: str) -> str | None:
         """Commit everything in the worktree on the task branch; None when nothing changed."""
-        with _repo(self.worktree) as repo:
-            repo.git(c=_COMMIT_CONFIG).add("--all")
+        with open_repo(self.worktree) as repo:
+            repo.git(c=COMMIT_CONFIG).add("--all")
             status, _, _ = repo.git.diff(
                 "--cached", "--quiet", with_extended_output=True, with_exceptions=False
             )
             if status == 0:
                 return None
-            repo.git(c=_COMMIT_CONFIG).commit(
+            repo.git(c=COMMIT_CONFIG).commit(
                 "--no-verify", "--cleanup=verbatim", "--quiet", "-m", message or "FREE-MAD task"
             )
             return str(repo.git.rev_parse("HEAD"))
 
     def diff(self) -> str:
         """The task branch against the commit it started from."""
-        with _repo(self.repo_root) as repo:
+        with open_repo(self.repo_root) as repo:
             return str(
                 repo.git.diff(
                     "--no-color",
@@ -165,9 +165,9 @@ class TaskWorkspace:
 
     def remove(self) -> None:
         """Remove the worktree and its folder; the branch, and so the work, stays."""
-        with _repo(self.repo_root) as repo:
+        with open_repo(self.repo_root) as repo:
             repo.git.worktree("prune")
-            if self.worktree.resolve() in _worktrees(repo):
+            if self.worktree.resolve() in registered_worktrees(repo):
                 repo.git.worktree("remove", "--force", str(self.worktree))
             repo.git.worktree("prune")
         if self.worktree.exists():  # what a crash in an earlier remove left behind
@@ -179,10 +179,10 @@ def _ensure_refs(repo: git.Repo, common: Path, task_id: str, branch: str) -> str
     base_ref, branch_ref = f"refs/freemad/base/{task_id}", f"refs/heads/{branch}"
     for ref in (base_ref, branch_ref):  # a lock left by a killed update of our own refs
         Path(common, f"{ref}.lock").unlink(missing_ok=True)
-    base = _commit_of(repo, base_ref)
-    tip = _commit_of(repo, branch_ref)
+    base = commit_of(repo, base_ref)
+    tip = commit_of(repo, branch_ref)
     if base is None:
-        head = _commit_of(repo, "HEAD")
+        head = commit_of(repo, "HEAD")
         if head is None:
             raise UsageError(f"{repo.working_tree_dir} has no commit yet; commit once, then retry")
         base = str(repo.git.merge_base(tip, head)) if tip else head
@@ -200,7 +200,7 @@ def _ensure_worktree(
     for admin in admin_root.iterdir() if admin_root.is_dir() else ():
         if _cut_short(admin, task_id):
             shutil.rmtree(admin)  # its folder is handled below
-    registered = _worktrees(repo)
+    registered = registered_worktrees(repo)
     for path, ref in registered.items():
         if ref == f"refs/heads/{branch}" and path != worktree:
             raise FreemadError(f"{branch} is checked out at {path}; remove that worktree first")
@@ -214,7 +214,7 @@ def _ensure_worktree(
         # every later commit then fails with "cannot lock ref 'HEAD': ... HEAD.lock: File
         # exists". Everything at the top of this folder belongs to this worktree alone, which
         # only this task uses, so any *.lock there is a leftover of ours.
-        with _repo(worktree) as inside:
+        with open_repo(worktree) as inside:
             for lock in Path(inside.git_dir).glob("*.lock"):
                 lock.unlink(missing_ok=True)
         return

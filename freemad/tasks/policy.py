@@ -233,10 +233,19 @@ def _collect(proc: subprocess.Popen[bytes], timeout: float) -> tuple[_Tail, _Tai
 
 
 def run_command(
-    argv: Sequence[str], cwd: Path, timeout: float, *, env_passthrough: Sequence[str] = ()
+    argv: Sequence[str],
+    cwd: Path,
+    timeout: float,
+    *,
+    env_passthrough: Sequence[str] = (),
+    prefix: Sequence[str] = (),
 ) -> CommandResult:
-    """Run argv without a shell, in its own session, with a scrubbed environment and a time limit."""
+    """Run argv without a shell, in its own session, with a scrubbed environment and a time limit.
+
+    `prefix` goes before argv (say `unshare -n --`); the result still names argv alone.
+    """
     words = list(argv)
+    full = [*prefix, *words]
     env = _command_env(env_passthrough)
     started = time.monotonic()
     try:
@@ -245,7 +254,7 @@ def run_command(
         if not Path(cwd).is_dir():
             raise ValueError(f"its folder {cwd} does not exist")
         proc = subprocess.Popen(
-            words,
+            full,
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -255,7 +264,7 @@ def run_command(
         )
     except (OSError, ValueError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        program = words[0] if words else "a command"
+        program = full[0] if words else "a command"
         failed = f"could not start {program}: {why}"
         return CommandResult(words, None, "", failed, False, time.monotonic() - started)
     with proc:

@@ -1,0 +1,1 @@
+"""The sales-report app whose vendored table library is being upgraded."""

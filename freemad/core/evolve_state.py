@@ -1,0 +1,283 @@
+"""An evolve run as a fold over its events, and the one next action the runtime takes. No I/O.
+
+The runtime appends events; everything it decides comes from `fold` and `next_action` over the
+events already durable. So a run killed at any point resumes from the store alone: an
+iteration that was started but never judged is abandoned and redone, and an admission whose
+judged event is stored but whose version is not is finished (the branch only rolls forward).
+
+Events (kind: data):
+    run_created        goal, goal_hash, judge_hash, seed_commit, branch, variation
+    iteration_started  iteration, parent_version, parent_commit, directives
+    candidate_proposed iteration, agent, ok, summary, ...
+    candidate_judged   iteration, tree, stages, measurement, signature, verdict, protected,
+                       commit (admitted only), version (admitted only), seconds
+    version_admitted   iteration, version, commit, components
+    iteration_abandoned iteration, reason
+    intervention       after_iteration, detection, directions, error
+    waiting_for_human  after_iteration, detection, question
+    human_answer       text          human_declined  (nothing)
+    paused / resumed / stop_requested / stopped {reason}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Literal
+
+from freemad.core.evolve_judge import ComparatorSpec, Measurement, best_ever
+from freemad.core.evolve_supervisor import (
+    Detection,
+    Directive,
+    IterationRecord,
+    StopSpec,
+    SupervisorSpec,
+    active,
+    detect,
+    needs_human,
+    should_stop,
+)
+
+
+class Status(str, Enum):
+    RUNNING = "running"
+    PAUSED = "paused"
+    WAITING = "waiting_for_human"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
+# Why a run ends, beyond should_stop's reasons: a person declined to steer it, a person stopped
+# it, or the judge failed on the unmodified seed.
+END_REASONS = ("target", "max_iterations", "max_wall_clock", "declined", "user", "baseline_failed")
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    version: int
+    iteration: int
+    commit: str
+    components: dict[str, float]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingAdmission:
+    """A judged-admitted candidate whose version is not recorded yet (a crash in between)."""
+
+    iteration: int
+    version: int
+    commit: str
+    components: dict[str, float]
+
+
+@dataclass
+class EvolveState:
+    run_id: str
+    goal: str = ""
+    goal_hash: str = ""
+    judge_hash: str = ""
+    seed_commit: str = ""
+    branch: str = ""
+    status: Status = Status.RUNNING
+    stop_reason: str | None = None
+    error: str | None = None  # why a failed run failed
+    versions: list[Version] = field(default_factory=list)
+    records: list[IterationRecord] = field(default_factory=list)
+    judged: dict[int, dict[str, Any]] = field(default_factory=dict)
+    started: int | None = None  # the iteration in flight: started, not yet judged
+    pending: PendingAdmission | None = None
+    directives: list[Directive] = field(default_factory=list)
+    interventions: list[dict[str, Any]] = field(default_factory=list)
+    interventions_without_new_best: int = 0
+    supervised_after: int = 0  # detection only looks at iterations after this one
+    question: str | None = None
+    last_judged: int = -1
+    active_seconds: float = 0.0
+    events: int = 0
+
+    @property
+    def incumbent(self) -> Version | None:
+        return self.versions[-1] if self.versions else None
+
+    @property
+    def next_iteration(self) -> int:
+        return self.last_judged + 1
+
+    def admitted_measurements(self) -> list[Measurement]:
+        return [Measurement(True, dict(v.components)) for v in self.versions]
+
+    def best(self, comparator: Sequence[ComparatorSpec]) -> dict[str, float]:
+        return best_ever(self.admitted_measurements(), comparator)
+
+    def guiding(self, iteration: int) -> list[Directive]:
+        return active(self.directives, iteration)
+
+    def view(self) -> dict[str, Any]:
+        """The run as `status` prints it."""
+        incumbent = self.incumbent
+        return {
+            "run_id": self.run_id,
+            "status": self.status.value,
+            "stop_reason": self.stop_reason,
+            "error": self.error,
+            "goal": self.goal,
+            "branch": self.branch,
+            "seed_commit": self.seed_commit,
+            "iterations_judged": max(self.last_judged, 0),
+            "versions": len(self.versions),
+            "incumbent": None
+            if incumbent is None
+            else {
+                "version": f"v{incumbent.version}",
+                "iteration": incumbent.iteration,
+                "commit": incumbent.commit,
+                "components": incumbent.components,
+            },
+            "interventions": len(self.interventions),
+            "question": self.question,
+        }
+
+
+def fold(run_id: str, events: Iterable[tuple[str, Mapping[str, Any]]], ttl: int = 5) -> EvolveState:
+    """The run after `events`, in order. `ttl` is the directions' time to live, in iterations."""
+    state = EvolveState(run_id)
+    for kind, data in events:
+        state.events += 1
+        _apply(state, kind, data, ttl)
+    return state
+
+
+def _apply(state: EvolveState, kind: str, data: Mapping[str, Any], ttl: int) -> None:
+    if kind in _LIFECYCLE:
+        _LIFECYCLE[kind](state, data)
+    elif kind == "run_created":
+        for name in ("goal", "goal_hash", "judge_hash", "seed_commit", "branch"):
+            setattr(state, name, str(data[name]))
+    elif kind == "iteration_started":
+        state.started = int(data["iteration"])
+    elif kind == "iteration_abandoned":
+        state.started = None
+    elif kind == "candidate_judged":
+        _judged(state, data)
+    elif kind == "version_admitted":
+        version = Version(
+            int(data["version"]), int(data["iteration"]), str(data["commit"]), _floats(data)
+        )
+        state.versions.append(version)
+        state.pending = None
+        if version.version > 0:
+            state.interventions_without_new_best = 0
+    elif kind == "intervention":
+        state.interventions.append(dict(data))
+        state.interventions_without_new_best += 1
+        state.supervised_after = int(data["after_iteration"])
+        for text in data.get("directions", []):
+            state.directives.append(Directive(str(text), state.supervised_after, ttl))
+    elif kind == "human_answer":
+        state.status, state.question = Status.RUNNING, None
+        state.interventions_without_new_best = 0
+        state.directives.append(Directive(str(data["text"]), state.last_judged, ttl))
+
+
+def _waiting(state: EvolveState, data: Mapping[str, Any]) -> None:
+    state.status, state.question = Status.WAITING, str(data["question"])
+    state.supervised_after = int(data["after_iteration"])
+
+
+def _ended(reason: str) -> Callable[[EvolveState, Mapping[str, Any]], None]:
+    def end(state: EvolveState, data: Mapping[str, Any]) -> None:
+        why = str(data.get("reason", reason))
+        state.status = Status.FAILED if why == "baseline_failed" else Status.STOPPED
+        state.stop_reason, state.question = why, None
+        state.error = str(data["detail"]) if "detail" in data else None
+
+    return end
+
+
+def _paused(state: EvolveState, data: Mapping[str, Any]) -> None:
+    state.status = Status.PAUSED
+
+
+def _resumed(state: EvolveState, data: Mapping[str, Any]) -> None:
+    if state.status is not Status.WAITING:  # a waiting run needs an answer, not a resume
+        state.status, state.stop_reason = Status.RUNNING, None
+
+
+_LIFECYCLE: dict[str, Callable[[EvolveState, Mapping[str, Any]], None]] = {
+    "waiting_for_human": _waiting,
+    "human_declined": _ended("declined"),
+    "stop_requested": _ended("user"),
+    "stopped": _ended("stopped"),
+    "paused": _paused,
+    "resumed": _resumed,
+}
+
+
+def _judged(state: EvolveState, data: Mapping[str, Any]) -> None:
+    iteration = int(data["iteration"])
+    verdict = data["verdict"]
+    admitted = bool(verdict["admitted"])
+    state.judged[iteration] = dict(data)
+    state.last_judged = iteration
+    state.started = None
+    state.active_seconds += float(data.get("seconds", 0.0))
+    state.records.append(IterationRecord(iteration, admitted, str(data.get("signature", ""))))
+    if admitted:
+        state.pending = PendingAdmission(
+            iteration,
+            int(data["version"]),
+            str(data["commit"]),
+            _floats(data["measurement"]),
+        )
+
+
+def _floats(data: Mapping[str, Any]) -> dict[str, float]:
+    return {str(k): float(v) for k, v in dict(data["components"]).items()}
+
+
+# --- what to do next ------------------------------------------------------------------------
+
+Action = Literal[
+    "idle",  # paused, waiting for a person, stopped or failed: nothing runs
+    "abandon",  # an iteration was started and never judged: record it, then redo it
+    "admit",  # a judged admission lacks its version: finish it (branch, tag, event)
+    "baseline_failed",  # the seed itself did not pass the judge
+    "intervene",  # a stall or loop: a debate proposes new directions
+    "ask_human",  # interventions stopped paying off: ask a person
+    "stop",  # a stop rule holds
+    "iterate",  # run the next iteration
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Next:
+    action: Action
+    detection: Detection | None = None
+    reason: str | None = None
+
+
+def next_action(state: EvolveState, supervisor: SupervisorSpec, stop: StopSpec) -> Next:
+    """The one thing the runtime does next. Order matters: unfinished work first (an
+    interrupted iteration, a half-made admission), then the baseline's fate, then the
+    supervisor, then the stop rules, and only then a new iteration."""
+    if state.status is not Status.RUNNING:
+        return Next("idle")
+    if state.started is not None:
+        return Next("abandon")
+    if state.pending is not None:
+        return Next("admit")
+    if 0 in state.judged and not state.versions:
+        return Next("baseline_failed")
+    if state.versions:
+        since = [r for r in state.records if r.iteration > max(state.supervised_after, 0)]
+        detection = detect(since, supervisor)
+        if detection is not None:
+            if needs_human(state.interventions_without_new_best, supervisor):
+                return Next("ask_human", detection)
+            return Next("intervene", detection)
+        incumbent = state.versions[-1].components  # the target is met by one version, whole
+        reason = should_stop(state.last_judged, state.active_seconds / 60, incumbent, stop)
+        if reason is not None:
+            return Next("stop", reason=reason)
+    return Next("iterate")

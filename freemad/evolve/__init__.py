@@ -1,0 +1,1 @@
+"""The evolve runtime: worktrees, the sandboxed judge, lineage and the supervisor."""

@@ -1,0 +1,384 @@
+"""An evolve run's git lineage: its branch, tags and one detached worktree outside the repository.
+
+The user's checkout (HEAD, index, working tree, branch) is never touched. The worker edits the
+worktree; nothing it writes there can redirect our git commands (they name the worktree's admin
+folder explicitly), reach outside the worktree, or change a protected path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+
+from freemad.errors import FreemadError, UsageError
+from freemad.evolve.worktree_fs import (
+    admin_of,
+    clear_locks,
+    cut_short,
+    ensure_worktree,
+    entries,
+    remove_admin,
+    remove_from_disk,
+    remove_path,
+    repair_dotgit,
+    tidy,
+)
+from freemad.tasks.gitspace import (
+    COMMIT_CONFIG,
+    IDENTITY,
+    commit_of,
+    open_repo,
+    registered_worktrees,
+)
+
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+# Worktree commands: also no detached-HEAD advice and no fsmonitor daemon the worktree could pick.
+_WORKTREE_CONFIG = [*COMMIT_CONFIG, "advice.detachedHead=false", "core.fsmonitor=false"]
+
+
+def branch_name(run_id: str) -> str:
+    return f"freemad/evolve/{run_id}"
+
+
+def tag_name(run_id: str, version: int) -> str:
+    return f"evolve/{run_id}/v{version}"
+
+
+def resolve_seed(repo_path: Path, seed_ref: str) -> str:
+    """The full sha of the commit `seed_ref` names in the repository at `repo_path`."""
+    with _user_repo(repo_path) as repo:
+        root = repo.working_tree_dir
+        if commit_of(repo, "HEAD") is None:
+            raise UsageError(f"{root} has no commit yet; commit once, then retry")
+        seed = None if seed_ref.startswith("-") else commit_of(repo, seed_ref)
+        if seed is None:
+            raise UsageError(f"seed_ref {seed_ref!r} is not a commit in {root}")
+        return seed
+
+
+def dirty_paths(repo_path: Path) -> list[str]:
+    """What `git status` lists: changed, staged and untracked paths; ignored ones are left out."""
+    with _user_repo(repo_path) as repo, _git_errors(repo_path):
+        # --no-optional-locks: status must not even refresh the user's index.
+        out = repo.git(no_optional_locks=True).status("--porcelain", "-z", "--no-renames")
+    return [entry[3:] for entry in str(out).split("\0") if entry]
+
+
+@dataclass(frozen=True, slots=True)
+class Lineage:
+    """One evolve run's branch, tags and worktree in the repository at `repo_root`."""
+
+    repo_root: Path
+    run_id: str
+    seed: str
+    worktree: Path
+    branch: str
+
+    @classmethod
+    def open(cls, repo_path: Path, run_id: str, seed: str, worktrees_dir: Path) -> Lineage:
+        """Create, or after a crash at any point recover, the run's branch and worktree."""
+        if not _RUN_ID.fullmatch(run_id):
+            raise ValueError(f"{run_id!r} cannot name a branch and a folder")
+        with _user_repo(repo_path) as repo:
+            root = Path(str(repo.working_tree_dir)).resolve()
+            common = Path(repo.common_dir).resolve()
+            worktree = worktrees_dir.resolve() / run_id
+            if any(
+                a.is_relative_to(b)
+                for a, b in ((worktree, root), (worktree, common), (root, worktree))
+            ):
+                raise ValueError(f"the worktrees folder {worktrees_dir} must be outside {root}")
+            full_seed = commit_of(repo, seed) if _OBJECT_ID.fullmatch(seed) else None
+            if full_seed is None:
+                raise UsageError(f"seed {seed!r} is not a commit id in {root}")
+            lineage = cls(root, run_id, full_seed, worktree, branch_name(run_id))
+            with _git_errors(root):
+                lineage._clear_ref_locks(common)
+                if commit_of(repo, f"refs/heads/{lineage.branch}") is None:
+                    repo.git.update_ref(f"refs/heads/{lineage.branch}", full_seed, "")
+                ensure_worktree(repo, common, worktree, run_id, full_seed)
+        return lineage
+
+    def prepare(self, commit: str) -> None:
+        """Make the worktree exactly `commit`, whatever the worker or a crash left in it."""
+        _object_ids(commit)
+        admin = self._admin()
+        with _git_errors(self.worktree):
+            try:
+                self._reset(admin, commit)
+            except git.GitCommandError:
+                tidy(self.worktree, modes=True)  # say, a folder the worker made unreadable
+                self._reset(admin, commit)
+
+    def restore_protected(self, paths: Sequence[str]) -> None:
+        """Put every protected path back as it is in the seed, or absent when the seed lacks it."""
+        paths = [_protected(path) for path in paths]
+        if not paths:
+            return
+        try:
+            parents = [p for path in paths for p in remove_from_disk(self.worktree, path)]
+        except PermissionError:
+            tidy(self.worktree, modes=True)
+            parents = [p for path in paths for p in remove_from_disk(self.worktree, path)]
+        admin = self._admin()
+        with _git_errors(self.worktree):
+            run = self._git(admin)
+            run.rm("-r", "--cached", "--force", "--ignore-unmatch", "-q", "--", *paths, *parents)
+            # A parent the seed has as a file or symlink comes back too: it was the seed's own.
+            seeded = self._entries_in(self.seed, [*paths, *parents])
+            back = [p for p, (kind, _) in seeded.items() if p in paths or kind != "tree"]
+            if back:
+                run.checkout(self.seed, "--", *back)
+
+    def stage(self) -> str:
+        """Stage everything, leave the worktree holding exactly the index; the tree id."""
+        admin = self._admin()
+        repair_dotgit(self.worktree, admin)
+        tidy(self.worktree)
+        run = self._git(admin)
+        with _git_errors(self.worktree):
+            try:
+                run.add("--all")
+                run.clean("-ffdxq")
+            except git.GitCommandError:
+                tidy(self.worktree, modes=True)  # say, a file the worker made unreadable
+                run.add("--all")
+                run.clean("-ffdxq")
+            return str(run.write_tree())
+
+    def protected_ids(self, tree: str, paths: Sequence[str]) -> dict[str, str]:
+        """{path: object id of path in `tree`, or "absent"}."""
+        paths = [_protected(path) for path in paths]
+        found = self._entries_in(tree, paths)
+        return {path: found[path][1] if path in found else "absent" for path in paths}
+
+    def _entries_in(self, tree: str, paths: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """{path: (type, object id)} of the paths `tree` has."""
+        _object_ids(tree)
+        if not paths:
+            return {}
+        with open_repo(self.repo_root) as repo, _git_errors(self.repo_root):
+            # -t: a folder's own entry even when a nested protected path makes ls-tree enter it.
+            out = str(repo.git.ls_tree("-t", "-z", "--full-tree", tree, "--", *paths))
+        found = {}
+        for line in filter(None, out.split("\0")):
+            meta, _, name = line.partition("\t")  # "<mode> <type> <id>\t<path>"
+            if name in paths:
+                found[name] = (meta.split()[1], meta.split()[2])
+        return found
+
+    def escaping_symlinks(self) -> list[str]:
+        """Symlinks whose target is absolute or resolves outside the worktree, dangling or not."""
+        inside = os.path.realpath(self.worktree)
+        return sorted(
+            os.path.relpath(entry.path, self.worktree)
+            for entry in entries(self.worktree)
+            if entry.is_symlink()
+            and (
+                os.path.isabs(os.readlink(entry.path))
+                or not Path(os.path.realpath(entry.path)).is_relative_to(inside)
+            )
+        )
+
+    def changed_paths(self, tree: str, base_commit: str) -> list[str]:
+        """Paths that differ between `base_commit` and `tree`; empty when the worker changed nothing."""
+        _object_ids(tree, base_commit)
+        with open_repo(self.repo_root) as repo, _git_errors(self.repo_root):
+            out = repo.git.diff_tree("-r", "-z", "--name-only", "--no-renames", base_commit, tree)
+        return [path for path in str(out).split("\0") if path]
+
+    def diff(self, tree: str, base_commit: str, limit: int = 200_000) -> str:
+        """The unified diff from `base_commit` to `tree`, cut after `limit` bytes with a marker line."""
+        _object_ids(tree, base_commit)
+        command = [git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git", "diff", "--no-color"]
+        command += ["--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/"]
+        with (
+            open_repo(self.repo_root),  # refuses GIT_DIR and co.
+            subprocess.Popen(
+                [*command, base_commit, tree, "--"],
+                cwd=self.repo_root,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            ) as process,
+        ):
+            assert process.stdout is not None and process.stderr is not None
+            text = process.stdout.read(limit + 1)
+            if len(text) > limit:
+                process.kill()
+                kept = text[: text.rfind(b"\n", 0, limit) + 1]
+                return kept.decode(errors="replace") + f"[diff truncated at {limit} bytes]\n"
+            error = process.stderr.read()
+        if process.returncode:
+            raise FreemadError(f"git diff failed in {self.repo_root}: {_one_line(error.decode())}")
+        return text.decode(errors="replace")
+
+    def commit(self, tree: str, parent: str, message: str) -> str:
+        """A commit of `tree` on `parent` by FREE-MAD; moves no ref."""
+        _object_ids(tree, parent)
+        with open_repo(self.repo_root) as repo, _git_errors(self.repo_root):
+            return str(
+                repo.git(c=COMMIT_CONFIG).commit_tree(
+                    "--no-gpg-sign", "-p", parent, "-m", message, tree
+                )
+            )
+
+    def advance(self, expected_tip: str, commit: str, version: int) -> None:
+        """Fast-forward the branch from `expected_tip` to `commit` and tag it; safe to repeat."""
+        _object_ids(expected_tip, commit)
+        ref, tag = f"refs/heads/{self.branch}", f"refs/tags/{tag_name(self.run_id, version)}"
+        with open_repo(self.repo_root) as repo, _git_errors(self.repo_root):
+            tagged = commit_of(repo, tag)
+            if tagged not in (None, commit):
+                raise FreemadError(f"tag {tag} points at {tagged}, not {commit}")
+            tip = commit_of(repo, ref)
+            if tip != commit:
+                if tip != expected_tip:
+                    raise FreemadError(
+                        f"branch {self.branch} moved to {tip}, expected {expected_tip}: "
+                        "someone else wrote to it"
+                    )
+                try:
+                    repo.git.merge_base("--is-ancestor", expected_tip, commit)
+                except git.GitCommandError:
+                    raise FreemadError(f"{commit} is not a fast-forward of {self.branch}") from None
+                repo.git.update_ref("-m", f"evolve v{version}", ref, commit, expected_tip)
+            if tagged is None:
+                repo.git.update_ref(tag, commit, "")
+
+    def tip(self) -> str:
+        """The commit the run's branch points at."""
+        with open_repo(self.repo_root) as repo:
+            tip = commit_of(repo, f"refs/heads/{self.branch}")
+        if tip is None:
+            raise FreemadError(f"branch {self.branch} is gone from {self.repo_root}")
+        return tip
+
+    def remove(self) -> None:
+        """Remove the worktree folder and its registration; the branch and tags stay."""
+        with open_repo(self.repo_root) as repo:
+            admin = admin_of(Path(repo.common_dir).resolve(), self.worktree)
+        remove_path(self.worktree)
+        remove_admin(admin)
+
+    def _admin(self) -> Path:
+        with open_repo(self.repo_root) as repo:
+            common = Path(repo.common_dir).resolve()
+        admin = admin_of(common, self.worktree)
+        if admin is None or not self.worktree.is_dir():
+            raise FreemadError(f"{self.worktree} is no longer a worktree of {self.repo_root}")
+        return admin
+
+    def _git(self, admin: Path) -> git.Git:
+        """Git in the worktree, told where its admin folder is: a `.git` the worker wrote is ignored."""
+        run = git.Git(self.worktree)
+        run.update_environment(**IDENTITY)
+        options = {"git_dir": str(admin), "work_tree": str(self.worktree), "c": _WORKTREE_CONFIG}
+        run.set_persistent_git_options(literal_pathspecs=True, **options)
+        return run
+
+    def _reset(self, admin: Path, commit: str) -> None:
+        self._clear_ref_locks(admin.parent.parent)
+        clear_locks(admin)
+        repair_dotgit(self.worktree, admin)
+        run = self._git(admin)
+        run.checkout("--force", "--detach", "--quiet", commit)
+        run.clean("-ffdxq")
+
+    def _clear_ref_locks(self, common: Path) -> None:
+        """Locks a killed update of the run's branch or tags left behind (only this run writes them)."""
+        Path(common, "refs", "heads", f"{self.branch}.lock").unlink(missing_ok=True)
+        clear_locks(common / "refs" / "tags" / "evolve" / self.run_id)
+
+
+def clean_orphans(repo_path: Path, worktrees_dir: Path, keep: Collection[str]) -> list[Path]:
+    """Remove the run worktrees under `worktrees_dir` not named in `keep`; the removed folders."""
+    base = worktrees_dir.resolve()
+    removed = []
+    with _user_repo(repo_path) as repo, _git_errors(repo_path):
+        root = Path(str(repo.working_tree_dir)).resolve()
+        common = Path(repo.common_dir).resolve()
+        repo.git.worktree("prune")
+        for path, ref in registered_worktrees(repo).items():
+            ours = ref is None or ref.startswith("refs/heads/freemad/evolve/")
+            if path.parent != base or path == root or not ours or path.name in keep:
+                continue
+            admin = admin_of(common, path)
+            if admin and (admin / "locked").exists() and not cut_short(admin, path.name):
+                continue  # a user's `git worktree lock`
+            remove_path(path)
+            remove_admin(admin)
+            removed.append(path)
+    return removed
+
+
+def commit_message(
+    goal: str,
+    run_id: str,
+    version: int,
+    iteration: int,
+    components: Mapping[str, float],
+    first_line_limit: int = 72,
+) -> str:
+    """The commit message of an admitted version: the goal on one line, then git trailers."""
+    subject, words = f"evolve v{version}: ", " ".join(goal.split()) or "(no goal)"
+    room = max(first_line_limit - len(subject), 4)
+    subject += words if len(words) <= room else words[: room - 3].rstrip() + "..."
+    score = ", ".join(
+        f"{'_'.join(str(name).split())}={float(value)!r}" for name, value in components.items()
+    )
+    return (
+        f"{subject}\n\nEvolve-Run: {run_id}\nEvolve-Version: v{version}\n"
+        f"Evolve-Iteration: {iteration}\nEvolve-Score: {score or 'none'}\n"
+    )
+
+
+@contextmanager
+def _user_repo(path: Path) -> Iterator[git.Repo]:
+    try:
+        repo = open_repo(path, search=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise UsageError(f"{path} is not in a git repository") from None
+    with repo:
+        if repo.bare or repo.working_tree_dir is None:
+            raise UsageError(f"{path} is a bare repository; evolve needs a checkout")
+        yield repo
+
+
+@contextmanager
+def _git_errors(where: Path) -> Iterator[None]:
+    try:
+        yield
+    except git.GitCommandError as exc:
+        words = [str(word) for word in exc.command[1:]]
+        # the subcommand: the first word that is neither an option nor a `-c` setting
+        command = next(
+            (w for i, w in enumerate(words) if w[:1] != "-" and words[i - 1] != "-c"), ""
+        )
+        stderr = str(exc.stderr).strip().removeprefix("stderr: '").removesuffix("'")
+        raise FreemadError(f"git {command} failed in {where}: {_one_line(stderr)}") from None
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()) or "no message"
+
+
+def _object_ids(*values: str) -> None:
+    for value in values:  # a full id also never reads as an option
+        if not _OBJECT_ID.fullmatch(value):
+            raise ValueError(f"{value!r} is not a full object id")
+
+
+def _protected(path: str) -> str:
+    """A protected path, normalised; never empty, absolute, upward or inside a `.git`."""
+    parts = [part for part in path.replace("\\", "/").split("/") if part]
+    if path.startswith("/") or not parts or {".", "..", ".git"} & {p.lower() for p in parts}:
+        raise ValueError(f"{path!r} is not a path inside the repository")
+    return "/".join(parts)

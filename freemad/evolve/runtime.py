@@ -1,0 +1,430 @@
+"""The evolve runtime: iterations of variation and judgement on a git lineage, one durable step at a time.
+
+Every decision comes from `next_action` over the events already in the store, so a run killed
+at any point (kill -9 included) resumes where it stopped: an iteration that was started and
+never judged is abandoned and redone, and an admission whose judged event is stored but whose
+version is not is rolled forward. The branch only ever moves fast-forward, and a version is
+recorded once. Another process can pause, stop or answer a run between any two steps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from freemad import runner
+from freemad.agents.base import AgentPort
+from freemad.config.evolve import EvolveConfig
+from freemad.config.load import config_digest
+from freemad.config.models import FreemadConfig
+from freemad.core.evolve import Measurement, failure_signature, judge
+from freemad.core.evolve_state import EvolveState, Next, Status, fold, next_action
+from freemad.errors import ConfigError, UsageError
+from freemad.evolve.judging import measurement_data, run_stages
+from freemad.evolve.lineage import (
+    Lineage,
+    branch_name,
+    clean_orphans,
+    commit_message,
+    dirty_paths,
+    resolve_seed,
+)
+from freemad.evolve.protocol import Incumbent, Rejection, objective
+from freemad.evolve.sandbox import Sandbox, make_sandbox
+from freemad.evolve.variation import Context, Variation
+from freemad.store import SqliteStore, Store
+
+Step = tuple[str, dict[str, Any]]
+StepSink = Callable[[str, dict[str, Any]], None]
+_RECENT = 5  # rejections shown to the agents
+
+
+def open_store(evolve: EvolveConfig) -> SqliteStore:
+    """The store of `evolve` (its paths already resolved)."""
+    path = Path(evolve.store_path)
+    return SqliteStore(path, path.parent / "artifacts")
+
+
+def judge_hash(evolve: EvolveConfig) -> str:
+    """The judge's definition, hashed: a run is judged by one judge from start to end."""
+    canonical = json.dumps(evolve.judge.model_dump(mode="json"), sort_keys=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def default_worktrees_dir() -> Path:
+    return Path(tempfile.gettempdir()) / "freemad-evolve"
+
+
+class EvolveRunner:
+    def __init__(
+        self,
+        config: FreemadConfig,
+        store: Store,
+        *,
+        config_dir: Path,
+        ports: Mapping[str, AgentPort] | None = None,
+        on_step: StepSink | None = None,
+        worktrees_dir: Path | None = None,
+    ) -> None:
+        if config.evolve is None:
+            raise ConfigError("the config has no evolve: section (see docs/evolve.md)")
+        self.config = config
+        self.evolve = config.evolve.resolved(config_dir)
+        self.store = store
+        self.on_step = on_step
+        self.worktrees_dir = (worktrees_dir or default_worktrees_dir()).resolve()
+        judge_cfg = self.evolve.judge
+        self.sandbox: Sandbox = make_sandbox(
+            judge_cfg.network, judge_cfg.env_passthrough, judge_cfg.container
+        )
+        self.variation = Variation(config, self.evolve, ports or {}, self.sandbox)
+        self.repo = Path(self.evolve.repo_path)
+
+    # --- commands -----------------------------------------------------------------------------
+
+    def start(self, goal: str) -> EvolveState:
+        goal = goal.replace("\x00", "").strip()
+        if not goal:
+            raise UsageError("the goal is empty")
+        seed = self._preflight()
+        run_id = uuid.uuid4().hex[:16]
+        self._clean_orphans()
+        created = {
+            "goal": goal,
+            "goal_hash": hashlib.sha256(goal.encode()).hexdigest(),
+            "judge_hash": judge_hash(self.evolve),
+            "seed_ref": self.evolve.seed_ref,
+            "seed_commit": seed,
+            "branch": branch_name(run_id),
+            "repo_path": str(self.repo),
+            "variation": self.evolve.variation.mode,
+            "gate": list(self.evolve.judge.gate),
+            "comparator": [
+                {"component": c.component, "direction": c.direction, "epsilon": c.epsilon}
+                for c in self.evolve.judge.comparator
+            ],
+            "config_digest": config_digest(self.config),
+        }
+        self.store.create_run(run_id, "evolve", {"goal": goal[:200]})
+        self._append(run_id, [("run_created", {"run_id": run_id, **created})])
+        return self.advance(run_id)
+
+    def state(self, run_id: str) -> EvolveState:
+        events = self.store.events(run_id)
+        if not events:
+            raise UsageError(f"no evolve run {run_id!r} in {self.evolve.store_path}")
+        ttl = self.evolve.supervisor.directions_ttl_iterations
+        return fold(run_id, ((e.kind, e.data) for e in events), ttl)
+
+    def inspect(self, run_id: str) -> dict[str, Any]:
+        state = self.state(run_id)
+        return {
+            "run": state.view(),
+            "events": [
+                {"seq": e.seq, "time": e.time, "kind": e.kind, "data": e.data}
+                for e in self.store.events(run_id)
+            ],
+        }
+
+    def pause(self, run_id: str) -> EvolveState:
+        state = self.state(run_id)
+        if state.status is not Status.RUNNING:
+            raise UsageError(f"run {run_id} is {state.status.value}, not running")
+        return self._append(run_id, [("paused", {})])
+
+    def stop(self, run_id: str) -> EvolveState:
+        state = self.state(run_id)
+        if state.status in (Status.STOPPED, Status.FAILED):
+            raise UsageError(f"run {run_id} has already ended ({state.stop_reason})")
+        return self._append(run_id, [("stop_requested", {})])
+
+    def resume(self, run_id: str) -> EvolveState:
+        state = self.state(run_id)
+        if state.status is Status.WAITING:
+            raise UsageError(
+                f"run {run_id} waits for your answer: freemad evolve answer {run_id} "
+                '"DIRECTION" (or --decline)'
+            )
+        self._check_judge(state)
+        self._append(run_id, [("resumed", {})])
+        return self.advance(run_id)
+
+    def answer(self, run_id: str, text: str) -> EvolveState:
+        """Record a person's direction; `advance` (the CLI does it) carries the run on with it."""
+        self._waiting(run_id)
+        text = text.replace("\x00", "").strip()
+        if not text:
+            raise UsageError("the answer is empty; give a direction, or use --decline")
+        return self._append(run_id, [("human_answer", {"text": text})])
+
+    def decline(self, run_id: str) -> EvolveState:
+        self._waiting(run_id)
+        return self._append(run_id, [("human_declined", {})])
+
+    # --- the loop -----------------------------------------------------------------------------
+
+    def advance(self, run_id: str) -> EvolveState:
+        """Run steps until the run waits, pauses, stops or fails."""
+        with self._exclusive(run_id):
+            return runner.run(self._advance(run_id))
+
+    async def _advance(self, run_id: str) -> EvolveState:
+        state = self.state(run_id)
+        self._check_judge(state)
+        if state.status is not Status.RUNNING:
+            return state
+        lineage = Lineage.open(self.repo, run_id, state.seed_commit, self.worktrees_dir)
+        try:
+            while True:
+                state = self.state(run_id)
+                step = next_action(state, self.evolve.supervisor, self.evolve.stop)
+                if step.action == "idle":
+                    return state
+                await self._take(state, step, lineage)
+        finally:
+            lineage.remove()  # the branch and tags keep the work; a resume makes a new worktree
+
+    async def _take(self, state: EvolveState, step: Next, lineage: Lineage) -> None:
+        run_id = state.run_id
+        if step.action == "abandon":
+            why = "interrupted before it was judged; it is run again"
+            self._append(
+                run_id, [("iteration_abandoned", {"iteration": state.started, "reason": why})]
+            )
+        elif step.action == "admit":
+            pending = state.pending
+            assert pending is not None
+            parent = state.incumbent.commit if state.incumbent else state.seed_commit
+            lineage.advance(parent, pending.commit, pending.version)
+            admitted = {
+                "iteration": pending.iteration,
+                "version": pending.version,
+                "commit": pending.commit,
+                "components": pending.components,
+            }
+            self._append(run_id, [("version_admitted", admitted)])
+        elif step.action == "baseline_failed":
+            reason = state.judged[0]["verdict"]["reason"]
+            self._append(run_id, [("stopped", {"reason": "baseline_failed", "detail": reason})])
+        elif step.action == "intervene":
+            await self._intervene(state, step, lineage)
+        elif step.action == "ask_human":
+            question = self._question(state, step)
+            data = {
+                "after_iteration": state.last_judged,
+                "detection": step.detection,
+                "question": question,
+            }
+            self._append(run_id, [("waiting_for_human", data)])
+        elif step.action == "stop":
+            self._append(run_id, [("stopped", {"reason": step.reason})])
+        else:
+            await self._iterate(state, lineage)
+
+    async def _iterate(self, state: EvolveState, lineage: Lineage) -> None:
+        run_id, number = state.run_id, state.next_iteration
+        incumbent = state.incumbent
+        parent = incumbent.commit if incumbent else state.seed_commit
+        directives = [d.text for d in state.guiding(number)]
+        started_at = time.monotonic()
+        started = {
+            "iteration": number,
+            "parent_version": incumbent.version if incumbent else None,
+            "parent_commit": parent,
+            "directives": directives,
+        }
+        self._append(run_id, [("iteration_started", started)])
+        lineage.prepare(parent)
+        agent: str | None = None
+        if incumbent is not None:
+            proposal = await self.variation.propose(
+                self._context(state, number, directives), lineage.worktree
+            )
+            agent = proposal.get("agent")
+            self._append(run_id, [("candidate_proposed", proposal)])
+        judged = self._judge(state, lineage, parent)
+        judged.update(
+            iteration=number, agent=agent, seconds=round(time.monotonic() - started_at, 3)
+        )
+        self._append(run_id, [("candidate_judged", judged)])
+
+    def _judge(self, state: EvolveState, lineage: Lineage, parent: str) -> dict[str, Any]:
+        """Restore what is protected, fix the tree, run the stages and decide."""
+        judge_cfg = self.evolve.judge
+        protected = judge_cfg.protected_paths
+        lineage.restore_protected(protected)
+        tree = lineage.stage()
+        changed = lineage.changed_paths(tree, parent)
+        escaping = lineage.escaping_symlinks()
+        incumbent = state.incumbent
+        stages: list[dict[str, Any]] = []
+        if incumbent is not None and not changed:
+            measurement = Measurement(False, {}, None, "the candidate changes nothing")
+        elif escaping:
+            where = ", ".join(escaping[:5])
+            measurement = Measurement(
+                False, {}, None, f"symlinks lead out of the worktree: {where}"
+            )
+        else:
+            measurement, stages = run_stages(judge_cfg.stages, self.sandbox, lineage.worktree)
+        best = state.best(judge_cfg.comparator)
+        previous = Measurement(True, dict(incumbent.components)) if incumbent else None
+        verdict = judge(measurement, previous, best, judge_cfg)
+        data: dict[str, Any] = {
+            "tree": tree,
+            "changed_paths": changed[:200],
+            "stages": stages,
+            "measurement": measurement_data(measurement),
+            "signature": failure_signature(measurement),
+            "verdict": {"admitted": verdict.admitted, "reason": verdict.reason},
+            "protected": lineage.protected_ids(tree, protected),
+        }
+        if changed and incumbent is not None:
+            diff = lineage.diff(tree, parent)
+            name = f"iteration-{state.next_iteration}.diff"
+            data["diff_artifact"] = self.store.put_artifact(
+                state.run_id, name, diff.encode()
+            ).artifact_id
+        if verdict.admitted:
+            if incumbent is None:
+                data.update(commit=state.seed_commit, version=0)
+            else:
+                version = incumbent.version + 1
+                message = commit_message(
+                    state.goal, state.run_id, version, state.next_iteration, measurement.components
+                )
+                data.update(commit=lineage.commit(tree, parent, message), version=version)
+        return data
+
+    async def _intervene(self, state: EvolveState, step: Next, lineage: Lineage) -> None:
+        tried = [text for item in state.interventions for text in item.get("directions", [])]
+        context = self._context(state, state.next_iteration, [])
+        found = await self.variation.directions(
+            context, self._problem(state, step), tried, lineage.worktree
+        )
+        data = {"after_iteration": state.last_judged, "detection": step.detection, **found}
+        self._append(state.run_id, [("intervention", data)])
+
+    # --- helpers ------------------------------------------------------------------------------
+
+    def _context(self, state: EvolveState, number: int, directions: list[str]) -> Context:
+        incumbent = state.incumbent
+        assert incumbent is not None
+        judge_cfg = self.evolve.judge
+        rejections = [
+            Rejection(iteration=i, reason=str(data["verdict"]["reason"])[:300])
+            for i, data in sorted(state.judged.items())
+            if not data["verdict"]["admitted"]
+        ][-_RECENT:]
+        return Context(
+            run_id=state.run_id,
+            goal=state.goal,
+            iteration=number,
+            incumbent=Incumbent(
+                version=incumbent.version,
+                commit=incumbent.commit,
+                components=incumbent.components,
+            ),
+            best_ever=state.best(judge_cfg.comparator),
+            objective=objective(judge_cfg.gate, judge_cfg.comparator),
+            directions=directions,
+            rejections=rejections,
+        )
+
+    def _problem(self, state: EvolveState, step: Next) -> str:
+        supervisor = self.evolve.supervisor
+        if step.detection == "loop":
+            signature = state.records[-1].signature
+            return (
+                f"the last {supervisor.loop_threshold} candidates were rejected for the same "
+                f"reason ({signature})"
+            )
+        return f"no candidate was admitted in the last {supervisor.stall_window} iterations"
+
+    def _question(self, state: EvolveState, step: Next) -> str:
+        incumbent = state.incumbent
+        assert incumbent is not None
+        scores = ", ".join(f"{k}={v:g}" for k, v in incumbent.components.items())
+        tried = len(state.interventions)
+        return (
+            f"Evolve run {state.run_id} is stuck at v{incumbent.version} ({scores}): "
+            f"{self._problem(state, step)}, and {tried} intervention(s) brought no new best. "
+            f"What should the workers try next? Answer with: freemad evolve answer "
+            f'{state.run_id} "DIRECTION", or end the run with --decline.'
+        )
+
+    def _preflight(self) -> str:
+        """The seed commit; a one-line UsageError for a repository or sandbox we cannot use."""
+        seed = resolve_seed(self.repo, self.evolve.seed_ref)
+        dirty = dirty_paths(self.repo)
+        if dirty:
+            shown = ", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else "")
+            raise UsageError(
+                f"{self.repo} has uncommitted changes ({shown}); commit or stash them first"
+            )
+        problem = self.sandbox.problem()
+        if problem:
+            raise UsageError(f"evolve.judge.container: {problem}")
+        return seed
+
+    def _check_judge(self, state: EvolveState) -> None:
+        current = judge_hash(self.evolve)
+        if state.judge_hash and state.judge_hash != current:
+            raise UsageError(
+                f"evolve.judge has changed since run {state.run_id} started (judge hash "
+                f"{state.judge_hash[:12]} then, {current[:12]} now); a run is judged by one judge "
+                "from start to end: restore the judge, or start a new run"
+            )
+
+    def _waiting(self, run_id: str) -> EvolveState:
+        state = self.state(run_id)
+        if state.status is not Status.WAITING:
+            raise UsageError(
+                f"run {run_id} is not waiting for an answer (status: {state.status.value})"
+            )
+        return state
+
+    @contextlib.contextmanager
+    def _exclusive(self, run_id: str) -> Iterator[None]:
+        """One process advances a run at a time; the lock dies with its process (kill -9)."""
+        self.worktrees_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.worktrees_dir / f"{run_id}.lock", "w") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise UsageError(f"run {run_id} is being run by another process") from None
+            yield
+
+    def _clean_orphans(self) -> None:
+        """Worktrees of runs no process is running: a crashed process left them."""
+        busy: list[str] = []
+        if self.worktrees_dir.is_dir():
+            for lock in self.worktrees_dir.glob("*.lock"):
+                with open(lock, "a") as handle:
+                    try:
+                        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    except BlockingIOError:
+                        busy.append(lock.stem)
+        clean_orphans(self.repo, self.worktrees_dir, busy)
+
+    def _append(self, run_id: str, steps: list[Step]) -> EvolveState:
+        self.store.append_many(run_id, steps)
+        state = self.state(run_id)
+        self.store.update_run(run_id, status=state.status.value, summary=state.view())
+        for kind, data in steps:
+            if self.on_step is not None:
+                self.on_step(kind, data)
+        return state
+
+
+def config_dir_of(path: str | os.PathLike[str] | None) -> Path:
+    return Path(path).resolve().parent if path else Path.cwd()

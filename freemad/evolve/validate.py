@@ -1,0 +1,124 @@
+"""`freemad evolve validate`: everything that would stop a run, found before one starts.
+
+The config itself is checked when it loads. Here: the repository (a git repository, clean, with
+the seed), the sandbox (a container runtime that answers, when one is asked for), and a dry run
+of the judge on an export of the seed, which must pass its own gate. Warnings name weak spots
+that do not stop a run: stages on the host, nothing protected, a stage nothing protects.
+"""
+
+from __future__ import annotations
+
+import io
+import shlex
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import git
+
+from freemad.config.evolve import EvolveConfig
+from freemad.core.evolve import judge
+from freemad.errors import FreemadError
+from freemad.evolve.judging import measurement_data, run_stages
+from freemad.evolve.lineage import dirty_paths, resolve_seed
+from freemad.evolve.sandbox import Sandbox
+
+
+def validate(evolve: EvolveConfig, sandbox: Sandbox) -> dict[str, Any]:
+    """{"ok", "errors", "warnings", "isolation", "seed_commit", "baseline"}; `evolve` resolved."""
+    errors: list[str] = []
+    warnings = _posture(evolve)
+    repo = Path(evolve.repo_path)
+    report: dict[str, Any] = {"repo_path": str(repo), "seed_commit": None, "baseline": None}
+    try:
+        seed = resolve_seed(repo, evolve.seed_ref)
+    except FreemadError as exc:
+        errors.append(exc.one_line())
+        seed = None
+    if seed is not None:
+        report["seed_commit"] = seed
+        dirty = dirty_paths(repo)
+        if dirty:
+            shown = ", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else "")
+            errors.append(f"{repo} has uncommitted changes ({shown}); commit or stash them first")
+        warnings += _missing_protected(repo, seed, evolve.judge.protected_paths)
+    problem = sandbox.problem()
+    if problem:
+        errors.append(f"evolve.judge.container: {problem}")
+    elif seed is not None:
+        baseline, error = _dry_run(evolve, sandbox, repo, seed)
+        report["baseline"] = baseline
+        if error:
+            errors.append(error)
+    report.update(ok=not errors, errors=errors, warnings=warnings, isolation=sandbox.describe())
+    return report
+
+
+def _posture(evolve: EvolveConfig) -> list[str]:
+    judge_cfg = evolve.judge
+    warnings: list[str] = []
+    if not judge_cfg.container.enabled:
+        warnings.append(
+            "judge stages run worker-written code on this host as you; set "
+            "evolve.judge.container.enabled to run them in Docker or Podman"
+        )
+    protected = judge_cfg.protected_paths
+    if not protected:
+        warnings.append(
+            "evolve.judge.protected_paths is empty: a worker may edit the tests and benchmarks "
+            "that judge it"
+        )
+        return warnings
+    for stage in judge_cfg.stages:
+        words = shlex.split(stage.command)
+        if not any(_names(word, path) for word in words for path in protected):
+            warnings.append(
+                f"stage {stage.name}: its command names no protected path, so a worker can "
+                "change what it runs"
+            )
+    return warnings
+
+
+def _names(word: str, path: str) -> bool:
+    word = word.removeprefix("./").rstrip("/")
+    return word == path or word.startswith(path + "/") or path.startswith(word + "/")
+
+
+def _missing_protected(repo: Path, seed: str, paths: list[str]) -> list[str]:
+    with git.Repo(repo) as handle:
+        return [
+            f"protected path {path} is not in the seed; it is kept absent"
+            for path in paths
+            if not _in_tree(handle, seed, path)
+        ]
+
+
+def _in_tree(handle: git.Repo, commit: str, path: str) -> bool:
+    try:
+        handle.git.rev_parse("--verify", "--quiet", f"{commit}:{path}")
+    except git.GitCommandError:
+        return False
+    return True
+
+
+def _dry_run(
+    evolve: EvolveConfig, sandbox: Sandbox, repo: Path, seed: str
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The judge on an export of the seed: its measurement, and an error if it does not pass."""
+    with tempfile.TemporaryDirectory(prefix="freemad-validate-") as folder:
+        buffer = io.BytesIO()
+        with git.Repo(repo) as handle:
+            handle.archive(buffer, treeish=seed, format="tar")
+        buffer.seek(0)
+        with tarfile.open(fileobj=buffer) as archive:
+            if hasattr(tarfile, "data_filter"):
+                archive.extractall(folder, filter="data")
+            else:  # pragma: no cover - Pythons before the 2023 security releases
+                archive.extractall(folder)  # noqa: S202 - the user's own commit
+        measurement, stages = run_stages(evolve.judge.stages, sandbox, Path(folder))
+    verdict = judge(measurement, None, {}, evolve.judge)
+    baseline = {"measurement": measurement_data(measurement), "stages": stages}
+    if verdict.admitted:
+        return baseline, None
+    return baseline, f"the judge fails on the seed, so no run could begin: {verdict.reason}"

@@ -1,0 +1,558 @@
+"""An evolve run's lineage on real git repositories: the user's checkout is never touched."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from freemad.errors import FreemadError, UsageError
+from freemad.evolve.lineage import (
+    Lineage,
+    branch_name,
+    clean_orphans,
+    commit_message,
+    dirty_paths,
+    resolve_seed,
+    tag_name,
+)
+
+USER = ("-c", "user.name=Some User", "-c", "user.email=user@example.com")
+RUN = "a1b2c3d4e5f60718"
+PROTECTED = ["tests", "bench.py", "config/limits.toml", "secrets/key"]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_git(monkeypatch, tmp_path):
+    """No global or system git config of the machine running the tests, and no redirections."""
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "no-global-gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", *USER, *args], cwd=cwd, check=True, capture_output=True, text=True
+    )
+    return done.stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repository with protected files, one commit, and uncommitted changes of every kind."""
+    root = tmp_path / "repo"
+    (root / "tests").mkdir(parents=True)
+    (root / "config").mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "app.py").write_text("def f():\n    return 1\n")
+    (root / "bench.py").write_text("print('bench')\n")
+    (root / "config" / "limits.toml").write_text("max = 3\n")
+    (root / "tests" / "test_app.py").write_text("def test_f():\n    assert True\n")
+    (root / "tests" / "data.txt").write_text("data\n")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "first")
+    (root / "app.py").write_text("# the user's edit, not committed\n")
+    (root / "staged.txt").write_text("staged by the user\n")
+    git(root, "add", "staged.txt")
+    (root / "untracked.txt").write_text("untracked\n")
+    return root
+
+
+@pytest.fixture
+def worktrees(tmp_path: Path) -> Path:
+    return tmp_path / "worktrees"
+
+
+@pytest.fixture
+def lineage(repo: Path, worktrees: Path) -> Lineage:
+    return Lineage.open(repo, RUN, resolve_seed(repo, "HEAD"), worktrees)
+
+
+def snapshot(root: Path) -> dict[str, object]:
+    """Everything of the user's that a run must leave as it was; reading it writes nothing."""
+    files = {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts
+    }
+    return {
+        "index": (root / ".git" / "index").read_bytes(),
+        "HEAD": (root / ".git" / "HEAD").read_bytes(),
+        "head": git(root, "rev-parse", "HEAD"),
+        "main": git(root, "rev-parse", "refs/heads/main"),
+        "cached": git(root, "diff", "--cached"),
+        "status": git(root, "--no-optional-locks", "status", "--porcelain=v1", "-z", "-uall"),
+        "files": files,
+    }
+
+
+def iterate(lineage: Lineage, incumbent: str, version: int, edit: str) -> str:
+    """One admitted iteration: the worker edits app.py, the runtime commits and advances."""
+    lineage.prepare(incumbent)
+    (lineage.worktree / "app.py").write_text(edit)
+    lineage.restore_protected(PROTECTED)
+    tree = lineage.stage()
+    message = commit_message("speed up f", RUN, version, version, {"score": 1.0})
+    commit = lineage.commit(tree, incumbent, message)
+    lineage.advance(incumbent, commit, version)
+    return commit
+
+
+# --- seed, status and names ---------------------------------------------------------------------
+
+
+def test_resolve_seed_gives_the_full_commit(repo):
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert resolve_seed(repo, "HEAD") == head
+    assert resolve_seed(repo, "main") == head
+    assert resolve_seed(repo, head[:8]) == head
+
+
+@pytest.mark.parametrize("ref", ["nope", "HEAD~5", "-h", "HEAD^{tree}"])
+def test_a_seed_that_is_not_a_commit_is_a_usage_error(repo, ref):
+    with pytest.raises(UsageError, match=f"seed_ref '.*' is not a commit in {repo}"):
+        resolve_seed(repo, ref)
+
+
+def test_no_repository_or_no_commit_is_a_usage_error(tmp_path):
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(UsageError, match="not in a git repository"):
+        resolve_seed(tmp_path / "plain", "HEAD")
+    git(tmp_path / "plain", "init", "-q")
+    with pytest.raises(UsageError, match="no commit yet"):
+        resolve_seed(tmp_path / "plain", "HEAD")
+
+
+def test_dirty_paths_lists_changes_and_untracked_but_not_ignored(repo):
+    (repo / ".git" / "info" / "exclude").write_text("*.log\n")
+    (repo / "noise.log").write_text("ignored\n")
+    assert sorted(dirty_paths(repo)) == ["app.py", "staged.txt", "untracked.txt"]
+    git(repo, "stash", "-u", "-q")
+    assert dirty_paths(repo) == []
+
+
+def test_names():
+    assert branch_name(RUN) == f"freemad/evolve/{RUN}"
+    assert tag_name(RUN, 3) == f"evolve/{RUN}/v3"
+
+
+# --- the happy path -----------------------------------------------------------------------------
+
+
+def test_iterations_commit_on_the_run_branch_and_leave_the_checkout_alone(repo, worktrees):
+    before = snapshot(repo)
+    seed = resolve_seed(repo, "HEAD")
+    lineage = Lineage.open(repo, RUN, seed, worktrees)
+    assert lineage.worktree == worktrees.resolve() / RUN
+    assert lineage.tip() == seed
+    assert git(lineage.worktree, "rev-parse", "--abbrev-ref", "HEAD").strip() == "HEAD"  # detached
+    v1 = iterate(lineage, seed, 1, "def f():\n    return 2\n")
+    v2 = iterate(lineage, v1, 2, "def f():\n    return 3\n")
+    assert lineage.tip() == v2
+    assert git(repo, "rev-parse", f"refs/tags/{tag_name(RUN, 1)}").strip() == v1
+    assert git(repo, "rev-parse", f"refs/tags/{tag_name(RUN, 2)}").strip() == v2
+    assert git(repo, "show", f"{v2}:app.py") == "def f():\n    return 3\n"
+    assert git(repo, "log", "--format=%an <%ae>", "-1", v2).strip() == (
+        "FREE-MAD <freemad@freemad.invalid>"
+    )
+    assert git(repo, "rev-list", "--count", f"{seed}..{lineage.branch}").strip() == "2"
+    assert snapshot(repo) == before
+
+
+def test_stage_leaves_exactly_the_index_and_reports_the_change(lineage):
+    seed = lineage.seed
+    lineage.prepare(seed)
+    (lineage.worktree / ".gitignore").write_text("*.so\n")
+    (lineage.worktree / "x.so").write_bytes(b"\x7fELF")
+    (lineage.worktree / "new" / "empty").mkdir(parents=True)
+    (lineage.worktree / "new.py").write_text("N = 1\n")
+    tree = lineage.stage()
+    assert not (lineage.worktree / "x.so").exists()
+    assert not (lineage.worktree / "new").exists()
+    assert lineage.changed_paths(tree, seed) == [".gitignore", "new.py"]
+    diff = lineage.diff(tree, seed)
+    assert "+++ b/new.py" in diff and "+N = 1" in diff
+    assert lineage.diff(tree, seed, limit=40).endswith("[diff truncated at 40 bytes]\n")
+    lineage.prepare(seed)
+    assert lineage.changed_paths(lineage.stage(), seed) == []
+    assert not (lineage.worktree / "new.py").exists()
+
+
+def test_nested_repositories_are_not_committed_as_gitlinks(lineage):
+    lineage.prepare(lineage.seed)
+    nested = lineage.worktree / "vendor"
+    nested.mkdir()
+    git(nested, "init", "-q")
+    (nested / "lib.py").write_text("L = 1\n")
+    git(nested, "add", ".")
+    git(nested, "commit", "-q", "-m", "nested")
+    tree = lineage.stage()
+    assert lineage.changed_paths(tree, lineage.seed) == ["vendor/lib.py"]
+    assert not (nested / ".git").exists()
+
+
+# --- advance and tags ---------------------------------------------------------------------------
+
+
+def test_advance_is_fast_forward_only_and_idempotent(lineage, repo):
+    seed = lineage.seed
+    lineage.prepare(seed)
+    (lineage.worktree / "app.py").write_text("v1\n")
+    v1 = lineage.commit(lineage.stage(), seed, "v1")
+    assert lineage.tip() == seed  # commit moves no ref
+    lineage.advance(seed, v1, 1)
+    lineage.advance(seed, v1, 1)  # a repeat after a crash is fine
+    assert lineage.tip() == v1
+    sibling = lineage.commit(lineage.stage(), seed, "not a descendant of v1")
+    with pytest.raises(FreemadError, match="moved"):
+        lineage.advance(seed, sibling, 2)  # expected tip is stale
+    with pytest.raises(FreemadError, match="not a fast-forward"):
+        lineage.advance(v1, sibling, 2)
+    assert lineage.tip() == v1
+    assert "refs/tags/" + tag_name(RUN, 2) not in git(repo, "show-ref", "--tags")
+
+
+def test_a_branch_moved_by_someone_else_stops_the_run(lineage, repo):
+    seed = lineage.seed
+    lineage.prepare(seed)
+    (lineage.worktree / "app.py").write_text("v1\n")
+    v1 = lineage.commit(lineage.stage(), seed, "v1")
+    foreign = git(repo, "commit-tree", "-p", seed, "-m", "foreign", f"{seed}^{{tree}}").strip()
+    git(repo, "update-ref", f"refs/heads/{lineage.branch}", foreign)
+    with pytest.raises(FreemadError, match="someone else wrote to it"):
+        lineage.advance(seed, v1, 1)
+
+
+def test_a_tag_pointing_elsewhere_stops_the_run(lineage, repo):
+    seed = lineage.seed
+    lineage.prepare(seed)
+    (lineage.worktree / "app.py").write_text("v1\n")
+    v1 = lineage.commit(lineage.stage(), seed, "v1")
+    git(repo, "tag", tag_name(RUN, 1), seed)
+    with pytest.raises(FreemadError, match="points at"):
+        lineage.advance(seed, v1, 1)
+    assert lineage.tip() == seed  # the branch did not move either
+
+
+def test_git_failures_are_freemad_errors_on_one_line(lineage):
+    with pytest.raises(FreemadError) as caught:
+        lineage.commit("0" * 40, lineage.seed, "a tree that does not exist")
+    assert "\n" not in caught.value.message and "commit-tree" in caught.value.message
+
+
+# --- what the worker may not do -----------------------------------------------------------------
+
+
+def test_tampered_protected_paths_are_restored_from_the_seed(lineage, tmp_path):
+    seed_ids = lineage.protected_ids(lineage.seed, PROTECTED)
+    assert seed_ids["secrets/key"] == "absent" and seed_ids["tests"] != "absent"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("not the worker's to delete\n")
+    wt = lineage.worktree
+    attacks = [
+        lambda: (wt / "bench.py").write_text("print('fast!')\n"),
+        lambda: (wt / "tests" / "conftest.py").write_text("import pytest\n"),
+        (wt / "tests" / "test_app.py").unlink,
+        (wt / "config" / "limits.toml").unlink,
+        lambda: (wt / "secrets").mkdir() or (wt / "secrets" / "key").write_text("k\n"),
+        lambda: (wt / "secrets").write_text("a file where a folder goes\n"),
+    ]
+    for attack in attacks:
+        lineage.prepare(lineage.seed)
+        attack()
+        lineage.restore_protected(PROTECTED)
+        assert lineage.protected_ids(lineage.stage(), PROTECTED) == seed_ids
+    symlinks = [
+        ("tests", outside),
+        ("bench.py", outside / "keep.txt"),
+        ("config", outside),  # a parent of a protected path
+    ]
+    for name, target in symlinks:
+        lineage.prepare(lineage.seed)
+        _remove(wt / name)
+        (wt / name).symlink_to(target)
+        lineage.restore_protected(PROTECTED)
+        tree = lineage.stage()
+        assert lineage.protected_ids(tree, PROTECTED) == seed_ids
+        assert not (wt / name).is_symlink()
+        assert sorted(p.name for p in outside.iterdir()) == ["keep.txt"]
+        assert (outside / "keep.txt").read_text() == "not the worker's to delete\n"
+    assert (wt / "tests" / "test_app.py").read_text() == "def test_f():\n    assert True\n"
+
+
+def test_protected_changes_the_worker_staged_with_git_are_undone(lineage):
+    lineage.prepare(lineage.seed)
+    (lineage.worktree / "tests" / "test_app.py").write_text("# gone\n")
+    git(lineage.worktree, "add", "-A")  # the worker used git in the worktree
+    lineage.restore_protected(["tests"])
+    tree = lineage.stage()
+    assert lineage.protected_ids(tree, ["tests"]) == lineage.protected_ids(lineage.seed, ["tests"])
+
+
+def test_a_protected_path_below_a_symlink_of_the_seed_keeps_the_symlink(repo, worktrees):
+    (repo / "real").mkdir()
+    (repo / "real" / "x.toml").write_text("x = 1\n")
+    (repo / "conf").symlink_to("real")
+    git(repo, "add", "real", "conf")
+    git(repo, "commit", "-q", "-m", "a symlinked folder")
+    lineage = Lineage.open(repo, RUN, resolve_seed(repo, "HEAD"), worktrees)
+    lineage.prepare(lineage.seed)
+    lineage.restore_protected(["conf/x.toml", "tests/"])
+    tree = lineage.stage()
+    assert lineage.changed_paths(tree, lineage.seed) == []
+    assert os.readlink(lineage.worktree / "conf") == "real"
+
+
+def test_redirecting_git_variables_are_refused(lineage, monkeypatch, tmp_path):
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "elsewhere"))
+    with pytest.raises(UsageError, match="GIT_DIR"):
+        lineage.prepare(lineage.seed)
+    with pytest.raises(UsageError, match="GIT_DIR"):
+        Lineage.open(lineage.repo_root, RUN, lineage.seed, lineage.worktree.parent)
+
+
+_MODES_CHILD = """
+import os, sys
+from pathlib import Path
+from freemad.evolve.lineage import Lineage
+repo, worktrees, seed = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+lineage = Lineage.open(repo, "{run}", seed, worktrees)
+wt = lineage.worktree
+lineage.prepare(seed)
+(wt / "d").mkdir()
+(wt / "d" / "f.py").write_text("f\\n")
+(wt / "u.py").write_text("u\\n")
+(wt / "r").mkdir()
+(wt / "r" / "x.so").write_text("x")
+(wt / ".gitignore").write_text("*.so\\n")
+for path, mode in (("d", 0), ("tests", 0), ("u.py", 0), ("r", 0o555)):
+    os.chmod(wt / path, mode)
+lineage.restore_protected(["tests"])
+tree = lineage.stage()
+print(" ".join(lineage.changed_paths(tree, seed)))
+lineage.prepare(seed)
+lineage.remove()
+"""
+
+
+def test_folders_and_files_the_worker_locked_do_not_stop_an_iteration(repo, worktrees):
+    """Without the capability to override file modes, as any user but root runs."""
+    command = [sys.executable, "-c", _MODES_CHILD.format(run=RUN)]
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("root ignores file modes, and setpriv is not there to drop that")
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner", *command]
+    seed = resolve_seed(repo, "HEAD")
+    done = subprocess.run(
+        [*command, str(repo), str(worktrees), seed], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [".gitignore", "d/f.py", "u.py"]
+    assert not (worktrees / RUN).exists()
+
+
+@pytest.mark.parametrize("path", ["", "/etc", "../x", "a/../../b", ".git/config", "x/.GIT"])
+def test_protected_paths_must_stay_inside_the_worktree(lineage, path):
+    with pytest.raises(ValueError):
+        lineage.restore_protected([path])
+
+
+def test_escaping_symlinks_are_found(lineage, tmp_path):
+    wt = lineage.worktree
+    lineage.prepare(lineage.seed)
+    (wt / "sub").mkdir()
+    (wt / "sub" / "file").write_text("x\n")
+    (wt / "passwd").symlink_to("/etc/passwd")
+    (wt / "sub" / "up").symlink_to("../../x")  # dangling, outside
+    (wt / "inside").symlink_to("sub/file")
+    (wt / "sub" / "sibling").symlink_to("../app.py")
+    (wt / "absolute_inside").symlink_to(wt / "app.py")  # breaks once checked out elsewhere
+    assert lineage.escaping_symlinks() == ["absolute_inside", "passwd", "sub/up"]
+
+
+def test_a_tampered_dot_git_file_does_not_redirect_us(lineage, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    (other / "o.txt").write_text("o\n")
+    git(other, "add", ".")
+    git(other, "commit", "-q", "-m", "other")
+    other_head = git(other, "rev-parse", "HEAD")
+    dot_git = lineage.worktree / ".git"
+    original = dot_git.read_text()
+    lineage.prepare(lineage.seed)
+    dot_git.write_text(f"gitdir: {other / '.git'}\n")
+    (lineage.worktree / "app.py").write_text("edited\n")
+    tree = lineage.stage()
+    assert lineage.changed_paths(tree, lineage.seed) == ["app.py"]
+    assert (
+        git(other, "status", "--porcelain") == "" and git(other, "rev-parse", "HEAD") == other_head
+    )
+    for tamper in ("removed", "a folder", "a symlink"):
+        _remove(dot_git)
+        if tamper == "a folder":
+            dot_git.mkdir()
+            (dot_git / "HEAD").write_text("ref: refs/heads/main\n")
+        elif tamper == "a symlink":
+            dot_git.symlink_to(other / ".git")
+        lineage.prepare(lineage.seed)
+        assert dot_git.is_file()
+        assert (
+            Path(dot_git.read_text().split(": ", 1)[1].strip()).resolve()
+            == Path(original.split(": ", 1)[1].strip()).resolve()
+        )
+        assert git(lineage.worktree, "status", "--porcelain") == ""
+    assert git(other, "status", "--porcelain") == ""
+
+
+# --- crashes and cleanup ------------------------------------------------------------------------
+
+
+def test_locks_and_leftovers_of_a_kill_are_recovered(lineage, repo, worktrees):
+    admin = repo / ".git" / "worktrees" / RUN
+    (admin / "index.lock").write_text("")
+    (admin / "HEAD.lock").write_text("")
+    (repo / ".git" / "refs" / "heads" / "freemad" / "evolve" / f"{RUN}.lock").write_text("")
+    again = Lineage.open(repo, RUN, lineage.seed, worktrees)
+    again.prepare(again.seed)
+    (admin / "index.lock").write_text("")  # a kill between two steps of an iteration
+    again.prepare(again.seed)
+    (again.worktree / "app.py").write_text("v1\n")
+    v1 = again.commit(again.stage(), again.seed, "v1")
+    again.advance(again.seed, v1, 1)
+    _remove(again.worktree)  # the folder is gone, its registration is not
+    assert admin.exists()
+    again = Lineage.open(repo, RUN, lineage.seed, worktrees)
+    again.prepare(v1)
+    assert (again.worktree / "app.py").read_text() == "v1\n"
+    assert again.tip() == v1  # the branch was not moved back to the seed
+
+
+def test_a_creation_cut_short_is_redone(repo, worktrees):
+    seed = resolve_seed(repo, "HEAD")
+    target = worktrees / RUN
+    reason = f"freemad: creating the worktree of evolve run {RUN}"
+    git(repo, "worktree", "add", "--detach", "--lock", "--reason", reason, str(target), seed)
+    (target / "app.py").unlink()  # the checkout was not finished
+    lineage = Lineage.open(repo, RUN, seed, worktrees)
+    lineage.prepare(seed)
+    assert not (repo / ".git" / "worktrees" / RUN / "locked").exists()
+    assert git(lineage.worktree, "status", "--porcelain") == ""
+
+
+def test_a_foreign_folder_in_the_way_is_never_deleted(repo, worktrees):
+    (worktrees / RUN).mkdir(parents=True)
+    (worktrees / RUN / "precious.txt").write_text("mine\n")
+    with pytest.raises(FreemadError, match="not a worktree of ours"):
+        Lineage.open(repo, RUN, resolve_seed(repo, "HEAD"), worktrees)
+    assert (worktrees / RUN / "precious.txt").read_text() == "mine\n"
+
+
+def test_the_worktrees_folder_must_be_outside_the_repository(repo):
+    with pytest.raises(ValueError, match="must be outside"):
+        Lineage.open(repo, RUN, resolve_seed(repo, "HEAD"), repo / "wt")
+
+
+def test_remove_and_clean_orphans(lineage, repo, worktrees):
+    other_run = "0f0f0f0f0f0f0f0f"
+    other = Lineage.open(repo, other_run, lineage.seed, worktrees)
+    assert clean_orphans(repo, worktrees, keep={RUN}) == [other.worktree]
+    assert not other.worktree.exists() and lineage.worktree.is_dir()
+    assert other_run not in git(repo, "worktree", "list")
+    assert git(repo, "rev-parse", other.branch).strip() == lineage.seed  # the branch stays
+    lineage.remove()
+    lineage.remove()
+    assert not lineage.worktree.exists() and not (repo / ".git" / "worktrees").exists()
+    assert git(repo, "rev-parse", lineage.branch).strip() == lineage.seed
+
+
+_CHILD = """
+import sys
+from pathlib import Path
+from freemad.evolve.lineage import Lineage, resolve_seed
+repo, worktrees, version = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+seed = resolve_seed(repo, "HEAD")
+print("ready", flush=True)
+lineage = Lineage.open(repo, "{run}", seed, worktrees)
+tip = lineage.tip()
+lineage.prepare(tip)
+(lineage.worktree / "app.py").write_text(f"v{{version}}\\n")
+lineage.restore_protected(["tests"])
+tree = lineage.stage()
+lineage.advance(tip, lineage.commit(tree, tip, f"v{{version}}"), version)
+print("done", flush=True)
+"""
+
+
+def test_kill_9_at_any_point_then_open_and_prepare_recover(repo, worktrees):
+    before = snapshot(repo)
+    seed = resolve_seed(repo, "HEAD")
+    for step in range(16):  # kills spread from before the first git call to after the tag
+        child = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                _CHILD.format(run=RUN),
+                str(repo),
+                str(worktrees),
+                str(step + 1),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        assert child.stdout is not None
+        assert child.stdout.readline() == "ready\n"
+        time.sleep(step * 0.012)
+        os.killpg(child.pid, signal.SIGKILL)  # the runner and its git processes, all at once
+        child.wait()
+        child.stdout.close()
+        lineage = Lineage.open(repo, RUN, seed, worktrees)
+        assert [p.name for p in (repo / ".git" / "worktrees").iterdir()] == [RUN]
+        tip = lineage.tip()
+        lineage.prepare(tip)
+        assert git(lineage.worktree, "status", "--porcelain", "--ignored") == ""
+        (lineage.worktree / "app.py").write_text(f"again {step}\n")
+        commit = lineage.commit(lineage.stage(), tip, "again")
+        lineage.advance(tip, commit, 100 + step)
+        assert snapshot(repo) == before
+        if step % 2:
+            lineage.remove()  # the next kill may then land in the worktree's creation
+
+
+# --- commit messages ----------------------------------------------------------------------------
+
+
+def test_commit_message_trailers_parse_with_git(repo):
+    goal = "Make f faster\nwithout breaking\n\nFoo: bar\n---\nanything " + "long " * 20
+    message = commit_message(goal, RUN, 3, 7, {"runtime_ms": 12.5, "tests_pass": 1})
+    subject = message.splitlines()[0]
+    assert subject.startswith("evolve v3: Make f faster without breaking Foo: bar")
+    assert len(subject) <= 72 and subject.endswith("...")
+    parsed = subprocess.run(
+        ["git", "interpret-trailers", "--parse"],
+        input=message,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=repo,
+    ).stdout
+    assert parsed == (
+        f"Evolve-Run: {RUN}\nEvolve-Version: v3\nEvolve-Iteration: 7\n"
+        "Evolve-Score: runtime_ms=12.5, tests_pass=1.0\n"
+    )
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)

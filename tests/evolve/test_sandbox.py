@@ -1,0 +1,272 @@
+"""The judge sandbox, with real processes: network namespace, environment, timeouts, containers."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from freemad.config.evolve import ContainerConfig
+from freemad.debate.validation import network_isolation
+from freemad.evolve import sandbox as sandbox_module
+from freemad.evolve.sandbox import ContainerSandbox, HostSandbox, make_sandbox
+from freemad.tasks.policy import ENV_ALLOWLIST
+
+no_namespace = pytest.mark.skipif(
+    not network_isolation(), reason="this system cannot give a process its own network namespace"
+)
+needs_proc = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+
+
+@dataclass
+class Container:
+    enabled: bool = True
+    runtime: str = "docker"
+    image: str | None = "python:3.12-slim"
+
+
+@pytest.fixture
+def listener():
+    """A TCP server on loopback that accepts connections until the test ends."""
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except (TimeoutError, OSError):
+                continue
+            conn.close()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    server.close()
+
+
+def _connect(port: int) -> list[str]:
+    code = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5).close()"
+    return [sys.executable, "-c", code]
+
+
+@no_namespace
+def test_a_network_off_stage_cannot_reach_even_loopback(tmp_path, listener):
+    argv = _connect(listener)
+    isolated = make_sandbox(False, [], None).run(argv, tmp_path, 60)
+    open_net = make_sandbox(True, [], None).run(argv, tmp_path, 60)
+    assert open_net.exit_code == 0, open_net.stderr
+    assert isolated.exit_code not in (0, None)
+    assert "Error" in isolated.stderr
+    assert isolated.argv == argv  # the unshare prefix is not reported as the command
+
+
+@no_namespace
+def test_describe_says_each_stage_gets_a_network_namespace():
+    lines = make_sandbox(False, ["FREEMAD_TEST_SETTING"], None).describe()
+    assert lines[0] == "judge stages run on this host as you (no container)"
+    assert "network namespace of its own (unshare -n)" in lines[1]
+    assert (
+        lines[2] == f"environment: {', '.join(ENV_ALLOWLIST)} plus passthrough FREEMAD_TEST_SETTING"
+    )
+    assert make_sandbox(True, [], None).problem() is None
+
+
+def test_without_a_namespace_describe_warns_and_stages_still_run(tmp_path, monkeypatch):
+    monkeypatch.setattr(sandbox_module, "network_isolation", list)
+    box = make_sandbox(False, [], None)
+    assert "stages CAN reach the network" in box.describe()[1]
+    assert box.describe()[2].endswith("TMPDIR only")
+    assert box.run([sys.executable, "-c", "print('ran')"], tmp_path, 60).stdout == "ran\n"
+
+
+@pytest.mark.parametrize("network", [False, True])
+def test_a_stage_sees_only_the_allowlist_and_passthrough(tmp_path, monkeypatch, network):
+    monkeypatch.setenv("FREEMAD_TEST_TOKEN", "do-not-leak")
+    monkeypatch.setenv("FREEMAD_TEST_SETTING", "kept")
+    monkeypatch.setenv("FREEMAD_TEST_OTHER", "not-listed")
+    code = "import json, os; print(json.dumps(dict(os.environ)))"
+    box = make_sandbox(network, ["FREEMAD_TEST_SETTING", "FREEMAD_TEST_ABSENT"], None)
+    result = box.run([sys.executable, "-c", code], tmp_path, 60)
+    seen = json.loads(result.stdout)
+    allowed = {*ENV_ALLOWLIST, "FREEMAD_TEST_SETTING", "LC_CTYPE"}  # Python may coerce LC_CTYPE
+    assert set(seen) <= allowed
+    assert seen["FREEMAD_TEST_SETTING"] == "kept"
+    assert "do-not-leak" not in result.stdout
+    assert "FREEMAD_TEST_ABSENT" not in seen
+
+
+def test_a_secret_looking_passthrough_is_refused_when_the_sandbox_is_made():
+    with pytest.raises(ValueError, match="FREEMAD_TEST_TOKEN looks like a secret"):
+        make_sandbox(False, ["FREEMAD_TEST_TOKEN"], None)
+    with pytest.raises(ValueError, match="looks like a secret"):
+        make_sandbox(True, ["GITHUB_TOKEN"], Container())
+
+
+def _wait_gone(pid: int) -> bool:
+    """Dead: no such process, or a zombie waiting for whoever adopted it to reap it."""
+    for _ in range(500):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in {"Z", "X"}:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+@needs_proc
+@pytest.mark.parametrize("network", [False, True])
+def test_a_timed_out_stage_takes_its_background_children_with_it(tmp_path, network):
+    # Through unshare too: it execs the stage, so the stage's group is still the one killed.
+    argv = ["sh", "-c", "sleep 60 & echo $!; sleep 60"]
+    result = make_sandbox(network, [], None).run(argv, tmp_path, 1.0)
+    assert result.timed_out
+    assert result.argv == argv
+    assert _wait_gone(int(result.stdout.split()[0]))
+
+
+def test_a_disabled_container_means_the_host_sandbox():
+    assert isinstance(make_sandbox(False, [], Container(enabled=False)), HostSandbox)
+    config = ContainerConfig(enabled=True, runtime="podman", image="alpine")
+    assert isinstance(make_sandbox(False, [], config), ContainerSandbox)
+
+
+def _marker_command(folder: Path) -> list[str]:
+    return [sys.executable, "-c", f"open({str(folder / 'ran-on-host')!r}, 'w').close()"]
+
+
+def test_a_missing_runtime_fails_closed_without_running_on_the_host(tmp_path, monkeypatch):
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    box = make_sandbox(False, [], Container(runtime="podman"))
+    problem = box.problem()
+    assert problem is not None
+    assert problem.startswith("container runtime podman not found on PATH")
+    result = box.run(_marker_command(tmp_path), tmp_path, 60)
+    assert result.exit_code is None
+    assert not result.ok()
+    assert problem in result.stderr
+    assert not (tmp_path / "ran-on-host").exists()
+    assert box.describe()[-1] == f"unusable: {problem}"
+
+
+FAKE_DOCKER = """#!{python}
+import json, os, sys, time
+with open({log!r}, "a") as log:
+    log.write(json.dumps({{"argv": sys.argv[1:], "env": dict(os.environ)}}) + "\\n")
+if sys.argv[1] == "info":
+    if {info_fails!r}:
+        sys.stderr.write("\\nCannot connect to the Docker daemon at unix:///nowhere\\n")
+        sys.exit(1)
+elif sys.argv[1] == "run":
+    print("in the container")
+    if "sleep" in sys.argv:
+        time.sleep(60)
+"""
+
+
+def _fake_docker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, info_fails: bool = False) -> Path:
+    """A `docker` first on PATH that records each call (argv and environment) to a log."""
+    bin_dir, log = tmp_path / "fakebin", tmp_path / "docker.log"
+    bin_dir.mkdir()
+    script = bin_dir / "docker"
+    script.write_text(
+        FAKE_DOCKER.format(python=sys.executable, log=str(log), info_fails=info_fails)
+    )
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    return log
+
+
+def _calls(log: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def test_a_container_stage_mounts_only_the_worktree_and_has_no_network(tmp_path, monkeypatch):
+    log = _fake_docker(tmp_path, monkeypatch)
+    monkeypatch.setenv("FREEMAD_TEST_SETTING", "kept")
+    monkeypatch.setenv("FREEMAD_TEST_KEY_TOKEN", "do-not-leak")
+    monkeypatch.setenv("DOCKER_HOST", "unix:///fake/docker.sock")
+    worktree = tmp_path / "worktree"
+    worktree.mkdir()
+    box = make_sandbox(False, ["FREEMAD_TEST_SETTING", "FREEMAD_TEST_ABSENT"], Container())
+    assert box.problem() is None
+    result = box.run(["python", "-m", "pytest", "-q", "tests"], worktree, 60)
+    assert result.ok(), result.stderr
+    assert result.stdout == "in the container\n"
+    assert result.argv == ["python", "-m", "pytest", "-q", "tests"]
+    info, run = _calls(log)
+    assert info["argv"] == ["info"]
+    argv = run["argv"]
+    assert isinstance(argv, list)
+    assert argv[:3] == ["run", "--rm", "--name"]
+    assert argv[3].startswith("freemad-judge-")
+    assert argv[argv.index("--network") + 1] == "none"
+    assert argv[argv.index("--user") + 1] == f"{os.getuid()}:{os.getgid()}"
+    assert argv.count("-v") == 1
+    assert argv[argv.index("-v") + 1] == f"{worktree.resolve()}:/work"
+    assert argv[argv.index("-w") + 1] == "/work"
+    assert argv[argv.index("-e") + 1] == "FREEMAD_TEST_SETTING"  # a name only, no value
+    assert argv.count("-e") == 1
+    image_at = argv.index("python:3.12-slim")
+    assert argv[image_at + 1 :] == ["python", "-m", "pytest", "-q", "tests"]
+    env = run["env"]
+    assert isinstance(env, dict)
+    assert env["FREEMAD_TEST_SETTING"] == "kept"  # the CLI holds the value `-e NAME` forwards
+    assert env["DOCKER_HOST"] == "unix:///fake/docker.sock"
+    assert "do-not-leak" not in json.dumps(env)
+
+
+def test_a_container_stage_with_network_on_keeps_the_default_network(tmp_path, monkeypatch):
+    log = _fake_docker(tmp_path, monkeypatch)
+    box = make_sandbox(True, [], Container())
+    assert box.run(["true"], tmp_path, 60).ok()
+    assert box.run(["true"], tmp_path, 60).ok()
+    calls = _calls(log)
+    assert [call["argv"][0] for call in calls] == ["info", "run", "run"]  # probed once
+    assert all("--network" not in call["argv"] for call in calls)
+    assert "network: on" in box.describe()[1]
+
+
+def test_a_timed_out_container_is_killed_by_name(tmp_path, monkeypatch):
+    log = _fake_docker(tmp_path, monkeypatch)
+    result = make_sandbox(False, [], Container()).run(["sleep", "60"], tmp_path, 1.0)
+    assert result.timed_out
+    _info, run, kill = _calls(log)
+    assert kill["argv"] == ["kill", run["argv"][3]]
+
+
+def test_an_unreachable_runtime_fails_closed(tmp_path, monkeypatch):
+    log = _fake_docker(tmp_path, monkeypatch, info_fails=True)
+    box = make_sandbox(False, [], Container())
+    assert box.problem() == (
+        "docker is installed but not reachable"
+        " (docker info failed: Cannot connect to the Docker daemon at unix:///nowhere)"
+    )
+    result = box.run(_marker_command(tmp_path), tmp_path, 60)
+    assert result.exit_code is None
+    assert "not reachable" in result.stderr
+    assert not (tmp_path / "ran-on-host").exists()
+    assert [call["argv"] for call in _calls(log)] == [["info"]]
+
+
+def test_a_container_without_an_image_fails_closed(tmp_path):
+    box = make_sandbox(False, [], Container(image=None))
+    assert box.problem() == "docker container has no image; set judge.container.image"
+    assert box.run(_marker_command(tmp_path), tmp_path, 60).exit_code is None
+    assert not (tmp_path / "ran-on-host").exists()
