@@ -4,7 +4,7 @@ A copy of examples/evolve_toy, committed to a repository of its own, evolved by 
 worker replaying its steps in a cycle (`freemad-evolve-mock --cycle`): admissions, wrong
 versions, tamper attempts and no-improvement candidates, over and over; stalls bring
 interventions (debates of scripted agents) on their own, and no question ever reaches a person.
-The judge runs for real (pytest and bench.py) in its sandbox.
+The judge runs for real (tests/check.py and bench.py) in its sandbox.
 
 Checks (exit 1 when one fails, with the figures still printed):
 - every iteration 0..N is judged exactly once, every start ends judged or abandoned, every

@@ -29,6 +29,8 @@ def main() -> None:
         "cli_startup": ["--runs", str(args.runs)],
         "debate_critical_path": ["--repeat", str(args.repeat)],
         "store_speed": [],
+        "evolve_iteration": [],
+        "evolve_runtime_cost": [],
     }
     combined: dict[str, Any] = {"machine": machine()}
     for name, extra in scripts.items():

@@ -8,7 +8,7 @@ interventions it needed and its wall-clock seconds, as JSON on stdout.
     python examples/evolve_toy/compare_operators.py [--keep DIR]
 
 Run it with the Python that has freemad installed; its folder goes first on PATH, so the judge's
-`python -m pytest` and the agents' `freemad-evolve-mock` come from the same environment.
+`python tests/check.py` and the agents' `freemad-evolve-mock` come from the same environment.
 """
 
 from __future__ import annotations

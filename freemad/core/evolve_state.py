@@ -84,7 +84,7 @@ class EvolveState:
     error: str | None = None  # why a failed run failed
     versions: list[Version] = field(default_factory=list)
     records: list[IterationRecord] = field(default_factory=list)
-    judged: dict[int, dict[str, Any]] = field(default_factory=dict)
+    judged: dict[int, dict[str, Any]] = field(default_factory=dict)  # iteration: verdict, ...
     started: int | None = None  # the iteration in flight: started, not yet judged
     pending: PendingAdmission | None = None
     directives: list[Directive] = field(default_factory=list)
@@ -139,9 +139,17 @@ class EvolveState:
         }
 
 
-def fold(run_id: str, events: Iterable[tuple[str, Mapping[str, Any]]], ttl: int = 5) -> EvolveState:
-    """The run after `events`, in order. `ttl` is the directions' time to live, in iterations."""
-    state = EvolveState(run_id)
+def fold(
+    run_id: str,
+    events: Iterable[tuple[str, Mapping[str, Any]]],
+    ttl: int = 5,
+    *,
+    onto: EvolveState | None = None,
+) -> EvolveState:
+    """The run after `events`, in order; `onto` a state already folded from the events before
+    them (it is updated in place), so a long run is not folded from the start at every step.
+    `ttl` is the directions' time to live, in iterations."""
+    state = onto if onto is not None else EvolveState(run_id)
     for kind, data in events:
         state.events += 1
         _apply(state, kind, data, ttl)
@@ -218,7 +226,12 @@ def _judged(state: EvolveState, data: Mapping[str, Any]) -> None:
     iteration = int(data["iteration"])
     verdict = data["verdict"]
     admitted = bool(verdict["admitted"])
-    state.judged[iteration] = dict(data)
+    # Only what decisions and prompts need: a run of thousands of iterations keeps no stage output.
+    state.judged[iteration] = {
+        "verdict": dict(verdict),
+        "signature": str(data.get("signature", "")),
+        "components": dict(data["measurement"].get("components", {})),
+    }
     state.last_judged = iteration
     state.started = None
     state.active_seconds += float(data.get("seconds", 0.0))

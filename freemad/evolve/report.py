@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -22,64 +21,11 @@ from freemad.core.evolve_judge import Direction
 from freemad.core.evolve_state import fold
 from freemad.evolve.chart import ChartData, Marker, Point, draw_score_chart, format_number
 from freemad.evolve.protocol import objective
+from freemad.markdown import code_span, escape_markdown, escape_markdown_block, one_line
 
 Events = Sequence[tuple[str, Mapping[str, Any]]]
 
 REASON_CHARS = 100
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
-_LINE_START = re.compile(r"^(?:[#+\-=~_]|(\d{1,9})([.)]))")
-
-
-# --- escaping -------------------------------------------------------------------------------
-
-
-def one_line(text: Any, limit: int | None = None) -> str:
-    """`text` on one line, whitespace collapsed, shortened to `limit` characters with an ellipsis."""
-    flat = " ".join(_CONTROL.sub(" ", str(text)).split())
-    if limit is not None and len(flat) > limit:
-        return flat[: limit - 1].rstrip() + "…"
-    return flat
-
-
-def escape_markdown(text: Any, limit: int | None = None) -> str:
-    """Untrusted text as one line of inert markdown, safe in a table cell: no HTML, links,
-    images, code spans, emphasis, headings or list markers, and no cell-splitting pipes."""
-    line = one_line(text, limit)
-    return _escape_line(line)
-
-
-def _escape_line(line: str) -> str:
-    line = line.replace("\\", "\\\\")
-    line = line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    for char in "|`[]*":
-        line = line.replace(char, "\\" + char)
-    return _LINE_START.sub(lambda m: f"{m[1]}\\{m[2]}" if m[1] else "\\" + m[0], line)
-
-
-def escape_markdown_block(text: Any) -> str:
-    """Untrusted multi-line text as an inert block quote, its line breaks kept."""
-    lines = [
-        _escape_line(" ".join(_CONTROL.sub(" ", raw).split())) for raw in str(text).split("\n")
-    ]
-    while lines and not lines[-1]:
-        lines.pop()
-    if not lines:
-        return "> (none)"
-    out = []
-    for index, line in enumerate(lines):
-        following = lines[index + 1] if index + 1 < len(lines) else ""
-        out.append(f"> {line}\\" if line and following else f"> {line}".rstrip())
-    return "\n".join(out)
-
-
-def code_span(text: Any, table: bool = False) -> str:
-    """Text as inline code, with a fence longer than any backtick run inside it."""
-    line = one_line(text)
-    fence = "`" * (max((len(run) for run in re.findall(r"`+", line)), default=0) + 1)
-    pad = " " if line.startswith("`") or line.endswith("`") else ""
-    if table:  # GFM splits cells on a pipe even inside code; the escape is removed there
-        line = line.replace("|", "\\|")
-    return f"{fence}{pad}{line}{pad}{fence}"
 
 
 def _number(value: float | None) -> str:

@@ -88,6 +88,7 @@ class EvolveRunner:
         )
         self.variation = Variation(config, self.evolve, ports or {}, self.sandbox)
         self.repo = Path(self.evolve.repo_path)
+        self._folded: dict[str, tuple[int, EvolveState]] = {}
 
     # --- commands -----------------------------------------------------------------------------
 
@@ -119,11 +120,17 @@ class EvolveRunner:
         return self.advance(run_id)
 
     def state(self, run_id: str) -> EvolveState:
-        events = self.store.events(run_id)
-        if not events:
+        """The run folded from its events; only the events since the last call are read."""
+        last, known = self._folded.get(run_id, (-1, None))
+        events = self.store.events(run_id, after_seq=last)
+        if known is None and not events:
             raise UsageError(f"no evolve run {run_id!r} in {self.evolve.store_path}")
-        ttl = self.evolve.supervisor.directions_ttl_iterations
-        return fold(run_id, ((e.kind, e.data) for e in events), ttl)
+        if events:
+            ttl = self.evolve.supervisor.directions_ttl_iterations
+            known = fold(run_id, ((e.kind, e.data) for e in events), ttl, onto=known)
+            self._folded[run_id] = (events[-1].seq, known)
+        assert known is not None
+        return known
 
     def inspect(self, run_id: str) -> dict[str, Any]:
         state = self.state(run_id)
