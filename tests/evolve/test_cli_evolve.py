@@ -209,3 +209,23 @@ def test_answer_needs_a_direction_or_decline(tmp_path: Path) -> None:
     no_section.write_text("agents:\n  - id: a\n    cli_command: freemad-mock-agent\n")
     done = freemad("evolve", "status", "r1", "-c", str(no_section), cwd=tmp_path, check=2)
     assert "has no evolve: section" in done.stderr
+
+
+def test_compare_operators_runs_the_toy_under_both_operators(tmp_path: Path) -> None:
+    script = EXAMPLES / "evolve_toy" / "compare_operators.py"
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    operators = json.loads(done.stdout)["operators"]
+    assert set(operators) == {"single_agent", "debate"}
+    for figures in operators.values():
+        assert figures["stop_reason"] == "target"
+        assert figures["best_runtime_ms"] < 0.05 < figures["seed_runtime_ms"]
