@@ -168,10 +168,12 @@ def _read_stdin() -> str:
 
 def _register_groups() -> None:
     from freemad.cli_evolve import evolve_group
+    from freemad.cli_github import github_group
     from freemad.cli_tasks import task_group
 
     cli.add_command(task_group)
     cli.add_command(evolve_group)
+    cli.add_command(github_group)
 
 
 _register_groups()

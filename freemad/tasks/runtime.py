@@ -60,7 +60,10 @@ class TaskRunner:
 
     # --- commands -----------------------------------------------------------------------------
 
-    def start(self, task_type: str, goal: str, workspace_root: str | Path) -> TaskState:
+    def start(
+        self, task_type: str, goal: str, workspace_root: str | Path, *, task_id: str | None = None
+    ) -> TaskState:
+        """Create a task (with `task_id`, or a new one) and run it until it waits or ends."""
         if task_type not in WORKFLOWS:
             raise UsageError(
                 f"unknown task type {task_type!r}; choose one of {', '.join(WORKFLOWS)}"
@@ -75,7 +78,7 @@ class TaskRunner:
             roles = assign_roles(task_type, {a.id: a.roles for a in self.config.enabled_agents})
         except RoleError as exc:
             raise ConfigError(f"agents: {exc}") from None
-        task_id = uuid.uuid4().hex[:16]
+        task_id = task_id or uuid.uuid4().hex[:16]
         workspace = (
             TaskWorkspace.open(root, task_id, self._worktrees_dir())
             if task_type == "code"

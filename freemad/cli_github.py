@@ -1,0 +1,104 @@
+"""`freemad github ...`: the Action's entry point, and a local dry run of the whole flow."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from freemad.errors import UsageError
+
+
+@click.group("github")
+def github_group() -> None:
+    """FREE-MAD on GitHub: labels and /freemad comments start and steer runs.
+
+    \b
+    Try the flow offline, with a local stand-in for GitHub that shows what would be posted:
+      freemad github simulate --event issues --payload event.json --config configs/mock_agents.yaml
+    """
+
+
+@github_group.command("action")
+def action() -> None:
+    """Handle the event of the GitHub Actions job this runs in (action.yml calls it).
+
+    Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_WORKSPACE, GITHUB_OUTPUT,
+    GITHUB_STEP_SUMMARY and the INPUT_* variables of the action's inputs.
+    """
+    from freemad.github.action import run_action
+
+    sys.exit(run_action(os.environ))
+
+
+@github_group.command("simulate")
+@click.option(
+    "--event", "event_name", required=True, help="The event name: issues, issue_comment, ..."
+)
+@click.option(
+    "--payload", required=True, type=click.Path(exists=True, dir_okay=False), help="Webhook JSON."
+)
+@click.option("--config", "-c", "config_path", type=click.Path(dir_okay=False), help="Config file.")
+@click.option(
+    "--permission",
+    type=click.Choice(["admin", "maintain", "write", "triage", "read", "none"]),
+    default="write",
+    show_default=True,
+    help="The sender's access to the repository, as GitHub would report it.",
+)
+def simulate(event_name: str, payload: str, config_path: str | None, permission: str) -> None:
+    """Run EVENT with PAYLOAD through the router against a local stand-in for GitHub's API,
+    then print every request FREE-MAD made and what it would have posted."""
+    from freemad.cli import _load
+    from freemad.github.pygithub_forge import PyGithubForge
+    from freemad.github.router import Router, Settings
+    from freemad.github.standin import StandIn
+    from freemad.store import SqliteStore
+
+    config = _load(config_path)
+    body = Path(payload).read_bytes()
+    try:
+        sender = str(json.loads(body).get("sender", {}).get("login", ""))
+    except (ValueError, AttributeError):
+        sender = ""
+    with (
+        StandIn(permissions={sender: permission} if sender else {}) as api,
+        tempfile.TemporaryDirectory(prefix="freemad-simulate-") as folder,
+        SqliteStore(Path(folder) / "runs.db") as store,
+        PyGithubForge("simulated-token", base_url=api.base_url, throttle=False) as forge,
+    ):
+        _seed_comment(api, event_name, body)
+        settings = Settings(self_login="freemad[bot]", workspace=Path.cwd())
+        outcome = Router(config, forge, store, settings).handle(event_name, body)
+        for call in api.calls:
+            click.echo(f"{call.method} {call.path} -> {call.status}")
+            text = call.body.get("body") if isinstance(call.body, dict) else None
+            if text:
+                click.echo("  " + "\n  ".join(str(text).splitlines()))
+    summary = {
+        "action": outcome.action,
+        "reason": outcome.reason,
+        "run_id": outcome.run_id,
+        "status": outcome.status,
+        "final_answer": outcome.final_answer,
+    }
+    click.echo(json.dumps(summary, indent=2))
+    if outcome.action == "refused" and permission in ("admin", "maintain", "write"):
+        raise UsageError("refused although the sender may write: see the reply above")
+
+
+def _seed_comment(api: object, event_name: str, body: bytes) -> None:
+    """The comment an issue_comment payload is about exists on GitHub; so on the stand-in too."""
+    if event_name != "issue_comment":
+        return
+    try:
+        data = json.loads(body)
+        comment, issue = data["comment"], data["issue"]
+        repo = data["repository"]["full_name"]
+        api.add_comment(repo, int(issue["number"]), str(comment["body"]), int(comment["id"]))  # type: ignore[attr-defined]
+    except (ValueError, KeyError, TypeError):
+        return  # the router reports a malformed payload itself

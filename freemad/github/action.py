@@ -1,0 +1,213 @@
+"""`freemad github action`: the Action's entry point, and `freemad github simulate` on a laptop.
+
+The Action reads the runner's standard variables (`GITHUB_EVENT_NAME`, `GITHUB_EVENT_PATH`,
+`GITHUB_REPOSITORY`, `GITHUB_WORKSPACE`, `GITHUB_API_URL`, `GITHUB_OUTPUT`,
+`GITHUB_STEP_SUMMARY`) and its inputs (`INPUT_CONFIG`, `INPUT_GITHUB_TOKEN`, `INPUT_MODE`,
+`INPUT_ROUNDS`, `INPUT_REQUIREMENT`, `INPUT_DRY_RUN`; the hyphenated spellings work too). Runs
+live in a store rebuilt from the repository's state branch before the event is handled and saved
+back to it afterwards, so the next job (a `/freemad answer` a week later) continues them.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from freemad.config.models import FreemadConfig
+from freemad.errors import FreemadError, UsageError
+from freemad.github import workflow_io as io
+from freemad.github.forge import Forge, RecordingForge
+from freemad.github.router import Outcome, Router, Settings
+from freemad.store import SqliteStore
+
+MODES = ("auto", "debate", "plan", "code", "evolve")
+
+
+@dataclass(frozen=True)
+class Inputs:
+    config: str
+    token: str
+    mode: str
+    rounds: int | None
+    requirement: str
+    dry_run: bool
+
+
+def read_inputs(environ: Mapping[str, str]) -> Inputs:
+    def value(name: str, default: str = "") -> str:
+        for key in (f"INPUT_{name.upper()}", f"INPUT_{name.upper().replace('-', '_')}"):
+            if environ.get(key, "").strip():
+                return environ[key].strip()
+        return default
+
+    mode = value("mode", "auto").lower()
+    if mode not in MODES:
+        raise UsageError(f"input mode is {mode!r}; use one of {', '.join(MODES)}")
+    rounds_text = value("rounds")
+    try:
+        rounds = int(rounds_text) if rounds_text else None
+    except ValueError:
+        raise UsageError(f"input rounds is {rounds_text!r}; use a whole number") from None
+    return Inputs(
+        config=value("config"),
+        token=value("github-token") or environ.get("GITHUB_TOKEN", ""),
+        mode=mode,
+        rounds=rounds,
+        requirement=value("requirement"),
+        dry_run=value("dry-run", "false").lower() in ("1", "true", "yes"),
+    )
+
+
+def run_action(
+    environ: Mapping[str, str], *, forge: Forge | None = None, out: TextIO | None = None
+) -> int:
+    """Handle the workflow's event; the process's exit status."""
+    try:
+        inputs = read_inputs(environ)
+        if inputs.token:
+            io.mask(inputs.token, out)
+        event_name = _need(environ, "GITHUB_EVENT_NAME")
+        payload = Path(_need(environ, "GITHUB_EVENT_PATH")).read_bytes()
+        workspace = Path(environ.get("GITHUB_WORKSPACE") or ".").resolve()
+        config = _config(inputs, workspace)
+        if forge is None:
+            forge = _forge(inputs, environ)
+        with _state(workspace, environ, enabled=not inputs.dry_run) as (store, save):
+            began = time.time()
+            router = Router(config, forge, store, _settings(environ, workspace))
+            outcome = _handle(router, event_name, payload, inputs)
+            save([r.run_id for r in store.runs() if r.updated_at >= began])
+    except (FreemadError, OSError) as exc:
+        message = exc.one_line() if isinstance(exc, FreemadError) else str(exc)
+        io.error(f"{message}. {_fix(message)}", out=out)
+        return 1
+    _report(outcome, environ, forge if inputs.dry_run else None, out)
+    return 0
+
+
+def _handle(router: Router, event_name: str, payload: bytes, inputs: Inputs) -> Outcome:
+    if event_name == "workflow_dispatch" or (inputs.requirement and inputs.mode != "auto"):
+        data = json.loads(payload or b"{}")
+        dispatched = data.get("inputs") or {}
+        mode = dispatched.get("mode") or inputs.mode
+        requirement = dispatched.get("requirement") or inputs.requirement
+        if mode in ("auto", "debate") and requirement:
+            return router.debate_on(requirement, inputs.rounds)
+        return Outcome("ignored", "workflow_dispatch needs inputs mode=debate and a requirement")
+    return router.handle(event_name, payload)
+
+
+def _report(
+    outcome: Outcome, environ: Mapping[str, str], dry: Forge | None, out: TextIO | None
+) -> None:
+    io.set_outputs(
+        environ.get("GITHUB_OUTPUT"),
+        {
+            "run-id": outcome.run_id or "",
+            "status": outcome.status or outcome.action,
+            "final-answer": outcome.final_answer or "",
+            "comment-url": outcome.comment_url or "",
+        },
+    )
+    if outcome.action == "ignored":
+        io.notice(f"nothing to do: {outcome.reason}", out=out)
+        return
+    summary = outcome.summary or f"FREE-MAD: {outcome.action} {outcome.reason}".strip()
+    io.add_summary(environ.get("GITHUB_STEP_SUMMARY"), summary)
+    if isinstance(dry, RecordingForge):
+        for call in dry.calls:
+            print(f"dry run: would {call.method} {json.dumps(call.args)[:2000]}", file=out)
+
+
+@contextmanager
+def _state(workspace: Path, environ: Mapping[str, str], *, enabled: bool) -> Iterator[Any]:
+    """A store rebuilt from the state branch, and a function saving runs back to it."""
+    from freemad.github.state import StateBranch
+
+    with (
+        tempfile.TemporaryDirectory(prefix="freemad-action-") as folder,
+        SqliteStore(Path(folder) / "runs.db") as store,
+    ):
+        branch = None
+        if enabled and (workspace / ".git").exists():
+            name = environ.get("FREEMAD_STATE_BRANCH") or "freemad-state"
+            branch = StateBranch(workspace, branch=name)
+            branch.pull()
+            branch.load(store)
+
+        def save(run_ids: list[str]) -> None:
+            if branch is not None and run_ids:
+                branch.save(store, run_ids)
+
+        yield store, save
+
+
+def _config(inputs: Inputs, workspace: Path) -> FreemadConfig:
+    from freemad.config import default_config, load_config
+
+    if not inputs.config:
+        return default_config()
+    path = Path(inputs.config)
+    return load_config(path if path.is_absolute() else workspace / path)
+
+
+def _forge(inputs: Inputs, environ: Mapping[str, str]) -> Forge:
+    if inputs.dry_run:
+        return RecordingForge(permissions={_sender(environ): "write"} if _sender(environ) else {})
+    if not inputs.token:
+        raise UsageError("no GitHub token: pass github-token (usually ${{ secrets.GITHUB_TOKEN }})")
+    from freemad.github.pygithub_forge import PyGithubForge
+
+    return PyGithubForge(
+        inputs.token, base_url=environ.get("GITHUB_API_URL") or "https://api.github.com"
+    )
+
+
+def _settings(environ: Mapping[str, str], workspace: Path) -> Settings:
+    repo = environ.get("GITHUB_REPOSITORY", "")
+    pages = environ.get("FREEMAD_PAGES_URL", "").rstrip("/")
+    if not pages and "/" in repo:
+        owner, name = repo.split("/", 1)
+        pages = f"https://{owner.lower()}.github.io/{name}"
+    return Settings(
+        self_login=environ.get("FREEMAD_SELF_LOGIN") or "github-actions[bot]",
+        allowed_bots=tuple(b for b in environ.get("FREEMAD_ALLOWED_BOTS", "").split(",") if b),
+        run_url=(lambda kind, run_id: f"{pages}/runs/{run_id}.html")
+        if pages
+        else Settings().run_url,
+        workspace=workspace,
+    )
+
+
+def _sender(environ: Mapping[str, str]) -> str:
+    try:
+        data = json.loads(Path(environ["GITHUB_EVENT_PATH"]).read_bytes())
+        return str(data.get("sender", {}).get("login", ""))
+    except (KeyError, OSError, ValueError, AttributeError):
+        return ""
+
+
+def _need(environ: Mapping[str, str], name: str) -> str:
+    value = environ.get(name, "")
+    if not value:
+        raise UsageError(
+            f"{name} is not set: `freemad github action` runs inside a GitHub Actions job"
+        )
+    return value
+
+
+def _fix(message: str) -> str:
+    """The fix to print beside a failure's cause, as an annotation says both."""
+    if "token" in message.lower() or "401" in message:
+        return "Fix: pass github-token: ${{ secrets.GITHUB_TOKEN }} and give the job the permissions docs/github.md lists."
+    if "config" in message.lower() or "line " in message:
+        return "Fix: correct the config file named by the config input (freemad config check FILE)."
+    if "403" in message:
+        return "Fix: the job needs issues: write, pull-requests: write and contents: write permissions."
+    return "See docs/github.md, or run `freemad github simulate` locally with the same event."

@@ -1,0 +1,217 @@
+"""The forge port: the few things FREE-MAD asks of GitHub, and a recording fake for unit tests.
+
+`Forge` is the whole surface: the router and the handlers take one and never build it. The real
+adapter is `freemad.github.pygithub_forge.PyGithubForge`; `RecordingForge` keeps state in memory
+and records every call, so router tests can assert on what would have been posted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from freemad.errors import FreemadError
+
+PERMISSIONS = ("admin", "maintain", "write", "triage", "read", "none")
+REACTIONS = ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes")
+
+
+class ForgeError(FreemadError):
+    """GitHub refused or failed a request; the message is one line: status, method, path, why."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        method: str = "",
+        path: str = "",
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.status = status
+        self.method = method
+        self.path = path
+
+
+@dataclass(frozen=True)
+class PostedComment:
+    id: int
+    html_url: str
+
+
+@dataclass(frozen=True)
+class PullRequestRef:
+    number: int
+    html_url: str
+
+
+class Forge(Protocol):
+    """How FREE-MAD talks to GitHub. `repo` is always "owner/name"."""
+
+    def permission(self, repo: str, login: str) -> str | None:
+        """One of `PERMISSIONS`, or None when `login` is not a collaborator (GitHub's 404)."""
+        ...
+
+    def comment(self, repo: str, number: int, body: str) -> PostedComment: ...
+
+    def edit_comment(self, repo: str, comment_id: int, body: str) -> PostedComment: ...
+
+    def react(self, repo: str, comment_id: int, content: str) -> None:
+        """`content` is one of `REACTIONS`; "eyes" is the 👀 that acknowledges a command."""
+        ...
+
+    def open_pull_request(
+        self, repo: str, *, head: str, base: str, title: str, body: str, draft: bool
+    ) -> PullRequestRef: ...
+
+    def edit_pull_request(self, repo: str, number: int, *, body: str) -> None: ...
+
+    def find_pull_request(self, repo: str, *, head: str, base: str) -> PullRequestRef | None:
+        """An open pull request from `head` (a branch, or "owner:branch") into `base`, if any."""
+        ...
+
+    def dispatch_workflow(
+        self, repo: str, workflow: str, ref: str, inputs: Mapping[str, str]
+    ) -> None: ...
+
+
+@dataclass(frozen=True)
+class ForgeCall:
+    """One call made on a `RecordingForge`: the method's name and its arguments by name."""
+
+    method: str
+    args: dict[str, Any]
+
+
+@dataclass
+class _FakePull:
+    repo: str
+    head: str
+    base: str
+    title: str
+    body: str
+    draft: bool
+    ref: PullRequestRef
+    state: str = "open"
+
+
+@dataclass
+class RecordingForge:
+    """An in-memory `Forge`: keeps comments, reactions, pull requests and dispatches, records calls.
+
+    `permissions` maps a login (any repository) or "owner/name:login" to its permission; a login
+    in neither is not a collaborator. `fail(method, error)` makes the next call of `method` raise.
+    """
+
+    permissions: dict[str, str] = field(default_factory=dict)
+    web_url: str = "https://github.com"
+    calls: list[ForgeCall] = field(default_factory=list)
+    comments: dict[int, tuple[str, int, str]] = field(default_factory=dict)
+    reactions: list[tuple[str, int, str]] = field(default_factory=list)
+    pulls: dict[tuple[str, int], _FakePull] = field(default_factory=dict)
+    dispatches: list[tuple[str, str, str, dict[str, str]]] = field(default_factory=list)
+    _failures: dict[str, list[Exception]] = field(default_factory=dict)
+    _next_id: int = 1000
+
+    def fail(self, method: str, error: Exception) -> None:
+        self._failures.setdefault(method, []).append(error)
+
+    def calls_to(self, method: str) -> list[ForgeCall]:
+        return [call for call in self.calls if call.method == method]
+
+    def _record(self, method: str, **args: Any) -> None:
+        self.calls.append(ForgeCall(method, args))
+        pending = self._failures.get(method)
+        if pending:
+            raise pending.pop(0)
+
+    def _new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def _comment_ref(self, comment_id: int) -> PostedComment:
+        repo, number, _ = self.comments[comment_id]
+        return PostedComment(
+            comment_id, f"{self.web_url}/{repo}/issues/{number}#issuecomment-{comment_id}"
+        )
+
+    def _missing(self, method: str, path: str) -> ForgeError:
+        return ForgeError(f"GitHub answered 404 to {method} {path}: Not Found", status=404)
+
+    def permission(self, repo: str, login: str) -> str | None:
+        self._record("permission", repo=repo, login=login)
+        return self.permissions.get(f"{repo}:{login}", self.permissions.get(login))
+
+    def comment(self, repo: str, number: int, body: str) -> PostedComment:
+        self._record("comment", repo=repo, number=number, body=body)
+        comment_id = self._new_id()
+        self.comments[comment_id] = (repo, number, body)
+        return self._comment_ref(comment_id)
+
+    def edit_comment(self, repo: str, comment_id: int, body: str) -> PostedComment:
+        self._record("edit_comment", repo=repo, comment_id=comment_id, body=body)
+        if self.comments.get(comment_id, ("",))[0] != repo:
+            raise self._missing("PATCH", f"/repos/{repo}/issues/comments/{comment_id}")
+        _, number, _ = self.comments[comment_id]
+        self.comments[comment_id] = (repo, number, body)
+        return self._comment_ref(comment_id)
+
+    def react(self, repo: str, comment_id: int, content: str) -> None:
+        self._record("react", repo=repo, comment_id=comment_id, content=content)
+        if content not in REACTIONS:
+            raise ForgeError(f"GitHub answered 422 to reaction {content!r}", status=422)
+        self.reactions.append((repo, comment_id, content))
+
+    def open_pull_request(
+        self, repo: str, *, head: str, base: str, title: str, body: str, draft: bool
+    ) -> PullRequestRef:
+        self._record(
+            "open_pull_request",
+            repo=repo,
+            head=head,
+            base=base,
+            title=title,
+            body=body,
+            draft=draft,
+        )
+        if self._open_pull(repo, head, base) is not None:
+            raise ForgeError(
+                f"GitHub answered 422 to POST /repos/{repo}/pulls: "
+                f"A pull request already exists for {head}.",
+                status=422,
+            )
+        number = self._new_id()
+        ref = PullRequestRef(number, f"{self.web_url}/{repo}/pull/{number}")
+        self.pulls[(repo, number)] = _FakePull(repo, head, base, title, body, draft, ref)
+        return ref
+
+    def edit_pull_request(self, repo: str, number: int, *, body: str) -> None:
+        self._record("edit_pull_request", repo=repo, number=number, body=body)
+        pull = self.pulls.get((repo, number))
+        if pull is None:
+            raise self._missing("PATCH", f"/repos/{repo}/pulls/{number}")
+        pull.body = body
+
+    def find_pull_request(self, repo: str, *, head: str, base: str) -> PullRequestRef | None:
+        self._record("find_pull_request", repo=repo, head=head, base=base)
+        pull = self._open_pull(repo, head, base)
+        return pull.ref if pull else None
+
+    def _open_pull(self, repo: str, head: str, base: str) -> _FakePull | None:
+        branch = head.split(":", 1)[-1]
+        for pull in self.pulls.values():
+            if (pull.repo, pull.base, pull.state) == (repo, base, "open") and (
+                pull.head.split(":", 1)[-1] == branch
+            ):
+                return pull
+        return None
+
+    def dispatch_workflow(
+        self, repo: str, workflow: str, ref: str, inputs: Mapping[str, str]
+    ) -> None:
+        self._record(
+            "dispatch_workflow", repo=repo, workflow=workflow, ref=ref, inputs=dict(inputs)
+        )
+        self.dispatches.append((repo, workflow, ref, dict(inputs)))

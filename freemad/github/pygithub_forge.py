@@ -1,0 +1,372 @@
+"""The `Forge` port over PyGithub, with FREE-MAD's own retries and the token masked in every log.
+
+PyGithub's `GithubRetry` (a urllib3 `Retry`) is switched off (`retry=None`) and this module
+retries instead, because `GithubRetry` sleeps through urllib3's `time.sleep` (no way to inject a
+clock or a sleep), recognises a primary rate limit by the text of the body rather than by
+`X-RateLimit-Remaining: 0`, retries 5xx immediately (no backoff unless configured), and retries a
+429 only when it carries `Retry-After`. Here every failure is classified once (`retry_delay`):
+5xx and connection errors back off exponentially with jitter; 403/429 rate limits wait exactly
+`Retry-After`, or until `X-RateLimit-Reset`, or a minute (GitHub's advice for a secondary limit
+without headers); a wait beyond `max_wait` fails at once with the reset time; other 4xx never retry.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+import re
+import time
+import urllib.parse
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from typing import Any, TypeVar
+
+import github
+import requests
+from github.GithubException import GithubException
+from github.IssueComment import IssueComment
+from github.Repository import Repository
+
+from freemad.github.forge import ForgeError, PostedComment, PullRequestRef
+from freemad.redact import RedactingFilter, Redactor
+
+log = logging.getLogger("freemad.github")
+
+T = TypeVar("T")
+
+API_VERSION = "2022-11-28"
+MAX_RATE_LIMIT_WAIT = 15 * 60.0
+SECONDARY_RATE_LIMIT_WAIT = 60.0
+BACKOFF_BASE = 1.0
+BACKOFF_CAP = 30.0
+KNOWN_ROLES = frozenset({"admin", "maintain", "write", "triage", "read", "none"})
+# Every logger that sees a request on its way to GitHub; a logger's filter only applies to
+# records created by that very logger, so each one is named rather than a parent.
+GUARDED_LOGGERS = (
+    "freemad.github",
+    "github.Requester",
+    "github.GithubRetry",
+    "urllib3.connectionpool",
+    "urllib3.util.retry",
+)
+HINTS = {
+    401: "GitHub refused the token: check that it is set and has not expired",
+    403: "the token lacks a permission this needs (issues, pull-requests or actions: write)",
+    404: "the repository, issue, comment or workflow does not exist, or the token cannot see it",
+}
+
+
+class _TokenMask(RedactingFilter):
+    """One process-wide filter that redacts every token any `PyGithubForge` was given."""
+
+    def __init__(self) -> None:
+        super().__init__(Redactor([]))
+        self.tokens: set[str] = set()
+
+    def add(self, token: str) -> None:
+        if token and token not in self.tokens:
+            self.tokens.add(token)
+            # Longest first, so a token containing another is masked whole.
+            ordered = sorted(self.tokens, key=len, reverse=True)
+            self.redactor = Redactor([re.escape(t) for t in ordered])
+
+    def install(self) -> None:
+        for name in GUARDED_LOGGERS:
+            target = logging.getLogger(name)
+            if self not in target.filters:
+                target.addFilter(self)
+
+
+MASK = _TokenMask()
+
+
+def _one_line(text: str) -> str:
+    return MASK.redactor.text(" ".join(text.split()))
+
+
+def github_message(data: Any) -> str:
+    """GitHub's own words from an error body: `message`, then each entry of `errors`."""
+    if not isinstance(data, dict):
+        return str(data or "no message")[:200]
+    message = str(data.get("message") or "no message")  # a 502's HTML page has none
+    details = []
+    for entry in data.get("errors") or []:
+        if isinstance(entry, dict):
+            text = entry.get("message") or " ".join(
+                str(entry[k]) for k in ("resource", "field", "code") if entry.get(k)
+            )
+            details.append(str(text))
+        else:
+            details.append(str(entry))
+    return f"{message} ({'; '.join(details)})" if details else message
+
+
+def _retry_after(value: str, now: float) -> float:
+    if value.strip().isdigit():
+        return float(value.strip())
+    try:  # GitHub sends seconds, but HTTP also allows a date
+        return max(0.0, parsedate_to_datetime(value).timestamp() - now)
+    except (TypeError, ValueError):
+        return SECONDARY_RATE_LIMIT_WAIT
+
+
+def retry_delay(
+    status: int | None,
+    headers: Mapping[str, str],
+    message: str,
+    attempt: int,
+    *,
+    now: float,
+    max_wait: float,
+    where: str,
+) -> float | None:
+    """Seconds to wait before retrying a failed request, or None when it must not be retried.
+
+    `status` None is a connection error. `attempt` counts from 0. Raises `ForgeError` when a rate
+    limit asks for a wait longer than `max_wait`.
+    """
+    lower = {k.lower(): str(v) for k, v in headers.items()}
+    limited = status in (403, 429)
+    reset = lower.get("x-ratelimit-reset", "")
+    if status is not None and "retry-after" in lower and (limited or status >= 500):
+        wait = _retry_after(lower["retry-after"], now)  # exactly as asked: no jitter
+    elif status is None or status >= 500:
+        base = min(BACKOFF_CAP, BACKOFF_BASE * 2.0**attempt)
+        return base / 2 + random.uniform(0, base / 2)  # noqa: S311 - jitter, not a secret
+    elif not limited:
+        return None
+    elif lower.get("x-ratelimit-remaining") == "0" and reset.isdigit():
+        wait = max(0.0, int(reset) - now) + 1  # the reset lands somewhere within that second
+    elif status == 429 or "rate limit" in message.lower():
+        wait = SECONDARY_RATE_LIMIT_WAIT
+    else:
+        return None  # a plain 403: forbidden, and asking again will not change that
+    if wait > max_wait:
+        try:
+            at = datetime.fromtimestamp(now + wait, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        except (OverflowError, OSError, ValueError):  # a reset no calendar holds
+            at = "an unreadable time"
+        what = "rate limit exhausted" if limited else "unavailable"
+        raise ForgeError(
+            f"GitHub {what} ({status} to {where}): it resets at {at}, in {wait / 60:.0f} min, "
+            f"longer than the {max_wait / 60:.0f} min FREE-MAD waits",
+            status=status,
+            hint="try again after the reset, or use a token with a higher limit",
+        )
+    return wait
+
+
+class PyGithubForge:
+    """`Forge` through PyGithub. `base_url` is `https://HOST/api/v3` on GitHub Enterprise Server.
+
+    `retries` is how many times one operation is retried; `sleep` is injectable for tests;
+    `throttle` keeps PyGithub's spacing of requests (0.25 s, and 1 s between writes: GitHub's
+    advice against secondary rate limits); `max_wait` caps a rate-limit wait.
+    """
+
+    def __init__(
+        self,
+        token: str,
+        *,
+        base_url: str = "https://api.github.com",
+        retries: int = 4,
+        sleep: Callable[[float], None] = time.sleep,
+        timeout: float = 30,
+        throttle: bool = True,
+        max_wait: float = MAX_RATE_LIMIT_WAIT,
+    ) -> None:
+        MASK.add(token)
+        MASK.install()
+        self.base_url = base_url.rstrip("/")
+        self.retries = retries
+        self.max_wait = max_wait
+        self._sleep = sleep
+        self._gh = github.Github(
+            auth=github.Auth.Token(token),
+            base_url=self.base_url,
+            timeout=max(1, math.ceil(timeout)),  # PyGithub insists on an int
+            user_agent="freemad",
+            retry=None,
+            seconds_between_requests=0.25 if throttle else None,
+            seconds_between_writes=1.0 if throttle else None,
+            lazy=True,  # objects are addressed by URL; nothing is fetched until an action needs it
+            api_version=API_VERSION,
+        )
+
+    def close(self) -> None:
+        self._gh.close()
+
+    def __enter__(self) -> PyGithubForge:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _repo(self, repo: str) -> Repository:
+        return self._gh.get_repo(repo)
+
+    def _comment(self, repo: str, comment_id: int) -> IssueComment:
+        url = f"{self._repo(repo).url}/issues/comments/{comment_id}"
+        return IssueComment(self._gh.requester, url=url)
+
+    def _call(self, method: str, path: str, action: Callable[[], T], *, idempotent: bool) -> T:
+        where = f"{method} {path}"
+        attempt = 0
+        while True:
+            try:
+                return action()
+            except GithubException as exc:
+                status: int | None = exc.status
+                message = github_message(exc.data)
+                headers: Mapping[str, str] = exc.headers or {}
+                failure = ForgeError(
+                    _one_line(f"GitHub answered {exc.status} to {where}: {message}"),
+                    status=exc.status,
+                    method=method,
+                    path=path,
+                    hint=HINTS.get(exc.status),
+                )
+                cause: Exception = exc
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                status, message, headers, cause = None, type(exc).__name__, {}, exc
+                failure = ForgeError(
+                    _one_line(f"GitHub could not be reached for {where}: {exc}"),
+                    method=method,
+                    path=path,
+                )
+                # A read timeout may mean the write happened: only safe requests are repeated.
+                if not idempotent and not isinstance(exc, requests.ConnectionError):
+                    raise failure from exc
+            try:
+                delay = retry_delay(
+                    status,
+                    headers,
+                    message,
+                    attempt,
+                    now=time.time(),
+                    max_wait=self.max_wait,
+                    where=where,
+                )
+            except ForgeError as limit:
+                limit.method, limit.path = method, path
+                raise limit from cause
+            if delay is None:
+                raise failure from cause
+            if attempt >= self.retries:
+                failure.hint = f"gave up after {attempt + 1} attempts"
+                raise failure from cause
+            attempt += 1
+            log.warning(
+                "GitHub: %s failed (%s); retry %d of %d in %.1f s",
+                where,
+                status or message,
+                attempt,
+                self.retries,
+                delay,
+            )
+            self._sleep(delay)
+
+    def permission(self, repo: str, login: str) -> str | None:
+        user = urllib.parse.quote(login, safe="")
+        path = f"/repos/{repo}/collaborators/{user}/permission"
+
+        def read() -> dict[str, Any]:
+            url = f"{self._repo(repo).url}/collaborators/{user}/permission"
+            _, data = self._gh.requester.requestJsonAndCheck("GET", url)
+            return dict(data)
+
+        try:
+            data = self._call("GET", path, read, idempotent=True)
+        except ForgeError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        role = data.get("role_name")
+        # role_name tells maintain and triage apart; a custom role falls back to its base level.
+        value = role if role in KNOWN_ROLES else data.get("permission")
+        return str(value) if value is not None else None
+
+    def comment(self, repo: str, number: int, body: str) -> PostedComment:
+        path = f"/repos/{repo}/issues/{number}/comments"
+        posted = self._call(
+            "POST",
+            path,
+            lambda: self._repo(repo).get_issue(number).create_comment(body),
+            idempotent=False,
+        )
+        return PostedComment(posted.id, posted.html_url)
+
+    def edit_comment(self, repo: str, comment_id: int, body: str) -> PostedComment:
+        path = f"/repos/{repo}/issues/comments/{comment_id}"
+
+        def edit() -> IssueComment:
+            comment = self._comment(repo, comment_id)
+            comment.edit(body)
+            return comment
+
+        edited = self._call("PATCH", path, edit, idempotent=True)
+        return PostedComment(edited.id, edited.html_url)
+
+    def react(self, repo: str, comment_id: int, content: str) -> None:
+        path = f"/repos/{repo}/issues/comments/{comment_id}/reactions"
+        # GitHub answers an existing reaction with 200 and the same reaction: safe to repeat.
+        self._call(
+            "POST",
+            path,
+            lambda: self._comment(repo, comment_id).create_reaction(content),
+            idempotent=True,
+        )
+
+    def open_pull_request(
+        self, repo: str, *, head: str, base: str, title: str, body: str, draft: bool
+    ) -> PullRequestRef:
+        path = f"/repos/{repo}/pulls"
+        pull = self._call(
+            "POST",
+            path,
+            lambda: self._repo(repo).create_pull(
+                base=base, head=head, title=title, body=body, draft=draft
+            ),
+            idempotent=True,  # a repeat is refused with 422 "already exists", never duplicated
+        )
+        return PullRequestRef(pull.number, pull.html_url)
+
+    def edit_pull_request(self, repo: str, number: int, *, body: str) -> None:
+        path = f"/repos/{repo}/pulls/{number}"
+        self._call(
+            "PATCH",
+            path,
+            lambda: self._repo(repo).get_pull(number).edit(body=body),
+            idempotent=True,
+        )
+
+    def find_pull_request(self, repo: str, *, head: str, base: str) -> PullRequestRef | None:
+        # The API filters by "owner:branch"; a bare branch means one in the repository itself.
+        qualified = head if ":" in head else f"{repo.split('/', 1)[0]}:{head}"
+        path = f"/repos/{repo}/pulls"
+
+        def first() -> PullRequestRef | None:
+            pulls = self._repo(repo).get_pulls(state="open", head=qualified, base=base)
+            for pull in pulls:
+                return PullRequestRef(pull.number, pull.html_url)
+            return None
+
+        return self._call("GET", path, first, idempotent=True)
+
+    def dispatch_workflow(
+        self, repo: str, workflow: str, ref: str, inputs: Mapping[str, str]
+    ) -> None:
+        name = urllib.parse.quote(workflow, safe="")
+        path = f"/repos/{repo}/actions/workflows/{name}/dispatches"
+        self._call(
+            "POST",
+            path,
+            lambda: (
+                self._repo(repo)
+                .get_workflow(workflow)
+                .create_dispatch(ref, dict(inputs), throw=True)
+            ),
+            idempotent=False,
+        )

@@ -1,0 +1,348 @@
+"""One router for both front doors (the Action and the webhook bot): an event in, runs and comments out.
+
+`Router.handle(event_name, payload)` parses the payload, routes it, checks who may act (the
+collaborator permission API, never `author_association` alone), cleans untrusted text before any
+agent sees it (on stdin only, never argv), starts or steers the run, and posts or edits comments
+through the forge port. Runs are recorded in the store; each issue's runs are found again through
+a small link run of its own, so a `/freemad answer` a week later finds the task it answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from freemad.agents.base import AgentPort
+from freemad.config.models import FreemadConfig
+from freemad.core.commands import Command, CommandError, help_text, parse_comment
+from freemad.core.permissions import Actor, may_act
+from freemad.core.untrusted import clean
+from freemad.errors import FreemadError
+from freemad.github.comments import render_debate, render_reply, render_task
+from freemad.github.events import (
+    IssueCommentEvent,
+    IssuesEvent,
+    PullRequestEvent,
+    User,
+    WorkflowDispatchEvent,
+    parse_event,
+)
+from freemad.github.forge import Forge, ForgeError
+from freemad.github.routing import label_mode, route
+from freemad.store import Store
+
+_log = logging.getLogger("freemad.github")
+_TEXT_LIMIT = 20_000  # characters of an issue or comment an agent is given
+_STEERING = ("answer", "approve", "reject", "resume", "pause", "stop", "decline", "status")
+
+
+@dataclass
+class Settings:
+    self_login: str | None = None
+    allowed_bots: tuple[str, ...] = ()
+    run_url: Callable[[str, str], str | None] = lambda kind, run_id: None
+    workspace: Path = field(default_factory=Path.cwd)  # the checkout code tasks branch from
+
+
+@dataclass
+class Outcome:
+    """What handling one event did: for logs, the Action's outputs and the bot's records."""
+
+    action: str  # ignored, replied, refused, debate, task, steered
+    reason: str = ""
+    run_id: str | None = None
+    status: str | None = None
+    final_answer: str | None = None
+    comment_url: str | None = None
+    summary: str = ""  # markdown for the job summary: what was posted
+
+
+@dataclass(frozen=True)
+class Thread:
+    """Where a run is discussed: an issue or a pull request of a repository."""
+
+    repo: str
+    number: int
+    title: str
+    body: str
+    is_pull_request: bool
+
+
+class Router:
+    def __init__(
+        self,
+        config: FreemadConfig,
+        forge: Forge,
+        store: Store,
+        settings: Settings | None = None,
+        *,
+        ports: Mapping[str, AgentPort] | None = None,
+    ) -> None:
+        self.config = config
+        self.forge = forge
+        self.store = store
+        self.settings = settings or Settings()
+        self.ports = dict(ports or {})
+
+    def handle(self, event_name: str, payload: Mapping[str, Any] | bytes | str) -> Outcome:
+        event = parse_event(event_name, payload)
+        routed = route(event, self_login=self.settings.self_login)
+        if routed.route == "ping":
+            return Outcome("ignored", "ping: nothing to do")
+        if routed.route == "ignore":
+            return Outcome("ignored", routed.reason)
+        if isinstance(event, IssueCommentEvent) and routed.route == "command":
+            return self._comment(event)
+        if isinstance(event, (IssuesEvent, PullRequestEvent)) and routed.route in (
+            "start_from_label",
+            "help",
+        ):
+            mode = label_mode(event)
+            thread = _thread(event)
+            if mode is None or routed.route == "help":
+                return Outcome("ignored", routed.reason)
+            refused = self._refused(event.sender, thread, mode)
+            if refused is not None:
+                return refused
+            return self._start(thread, mode, thread_text(thread), {})
+        if isinstance(event, WorkflowDispatchEvent):
+            return Outcome("ignored", "workflow_dispatch is handled by `freemad github action`")
+        return Outcome("ignored", routed.reason)
+
+    # --- comments -----------------------------------------------------------------------------
+
+    def _comment(self, event: IssueCommentEvent) -> Outcome:
+        thread = _thread(event)
+        login = event.comment.user.login
+        try:
+            command = parse_comment(event.comment.body)
+        except CommandError as exc:
+            refused = self._refused(event.comment.user, thread, "help")
+            if refused is not None:
+                return refused
+            return self._reply(thread, "error", login=login, reason=str(exc))
+        if command is None:
+            return Outcome("ignored", "the comment is not a /freemad command")
+        refused = self._refused(event.comment.user, thread, command.verb)
+        if refused is not None:
+            return refused
+        if command.verb == "help":
+            return self._reply(thread, "help", text=help_text())
+        try:
+            self.forge.react(thread.repo, event.comment.id, "eyes")
+        except ForgeError as exc:  # the 👀 is a courtesy; the command still runs
+            _log.warning("could not react to comment %s: %s", event.comment.id, exc.one_line())
+        if command.verb in ("debate", "plan", "code", "evolve"):
+            text = clean(command.full_text, limit=_TEXT_LIMIT) or thread_text(thread)
+            return self._start(thread, command.verb, text, command.options)
+        return self._steer(thread, command, login)
+
+    def _refused(self, user: User, thread: Thread, verb: str) -> Outcome | None:
+        permission = self.forge.permission(thread.repo, user.login)
+        decision = may_act(
+            Actor(user.login, user.type),
+            permission,  # type: ignore[arg-type]  # one of PERMISSIONS, or None
+            verb,
+            allowed_bots=self.settings.allowed_bots,
+            self_login=self.settings.self_login,
+        )
+        if decision.allowed:
+            return None
+        if not decision.reason:
+            return Outcome("ignored", decision.detail or "not acted on")
+        self._reply(thread, "refused", login=user.login, reason=decision.reason)
+        return Outcome("refused", decision.detail or decision.reason)
+
+    def _reply(self, thread: Thread, kind: str, **values: Any) -> Outcome:
+        posted = self.forge.comment(thread.repo, thread.number, render_reply(kind, **values))
+        return Outcome("replied", kind, comment_url=posted.html_url)
+
+    # --- starting runs ------------------------------------------------------------------------
+
+    def _start(self, thread: Thread, mode: str, text: str, options: Mapping[str, Any]) -> Outcome:
+        if mode == "debate":
+            return self._debate(thread, text, options)
+        if mode in ("plan", "code"):
+            return self._task(thread, mode, text)
+        reason = (
+            "evolve runs cannot be started from GitHub in this version yet; run "
+            "`freemad evolve start` on a checkout (docs/evolve.md)."
+        )
+        return self._reply(thread, "not_yet", login="", reason=reason)
+
+    def debate_on(self, requirement: str, rounds: int | None) -> Outcome:
+        """A debate with no issue to answer on (workflow_dispatch): the outcome carries it all."""
+        text = clean(requirement, limit=_TEXT_LIMIT)
+        result, body = self._run_debate(text, {"rounds": rounds}, {"goal": text[:200]})
+        return Outcome(
+            "debate",
+            run_id=result.run_id,
+            status=result.status,
+            final_answer=result.final_solution,
+            summary=body,
+        )
+
+    def _debate(self, thread: Thread, requirement: str, options: Mapping[str, Any]) -> Outcome:
+        result, body = self._run_debate(requirement, options, self._summary(thread, requirement))
+        posted = self.forge.comment(thread.repo, thread.number, body)
+        self._link(thread, result.run_id, "debate", posted.id)
+        return Outcome(
+            "debate",
+            run_id=result.run_id,
+            status=result.status,
+            final_answer=result.final_solution,
+            comment_url=posted.html_url,
+            summary=body,
+        )
+
+    def _run_debate(
+        self, requirement: str, options: Mapping[str, Any], summary: dict[str, Any]
+    ) -> tuple[Any, str]:
+        from freemad.debate import run_debate
+
+        rounds = options.get("rounds")
+        result = run_debate(
+            requirement,
+            self.config,
+            rounds=int(rounds) if rounds is not None else None,
+            agents=self.ports or None,
+        )
+        self.store.create_run(result.run_id, "debate", summary)
+        self.store.append(
+            result.run_id, "debate_finished", {"transcript": result.model_dump(mode="json")}
+        )
+        self.store.update_run(result.run_id, status=result.status)
+        return result, render_debate(result, self.settings.run_url("debate", result.run_id))
+
+    def _task(self, thread: Thread, task_type: str, goal: str) -> Outcome:
+        from freemad.tasks.runtime import TaskRunner
+
+        progress = self.forge.comment(
+            thread.repo, thread.number, f"FREE-MAD is starting a {task_type} task…"
+        )
+        comment = _ProgressComment(self, thread, progress.id)
+        runner = TaskRunner(self.config, self.store, ports=self.ports, on_step=comment.step)
+        comment.runner, comment.task_id = runner, uuid.uuid4().hex[:16]
+        self._link(thread, comment.task_id, "task", progress.id)
+        state = runner.start(task_type, goal, self.settings.workspace, task_id=comment.task_id)
+        comment.refresh()
+        view = state.view()
+        return Outcome(
+            "task",
+            run_id=state.task_id,
+            status=view["status"],
+            comment_url=progress.html_url,
+            summary=comment.shown,
+        )
+
+    # --- steering runs ------------------------------------------------------------------------
+
+    def _steer(self, thread: Thread, command: Command, login: str) -> Outcome:
+        from freemad.tasks.runtime import TaskRunner
+
+        link = next((x for x in reversed(self.links(thread)) if x["kind"] == "task"), None)
+        if link is None:
+            what = "pull request" if thread.is_pull_request else "issue"
+            return self._reply(thread, "no_run", login=login, thing=what, verb=command.verb)
+        comment = _ProgressComment(self, thread, int(link["comment_id"]))
+        runner = TaskRunner(self.config, self.store, ports=self.ports, on_step=comment.step)
+        comment.runner, comment.task_id = runner, link["run_id"]
+        task_id = link["run_id"]
+        try:
+            state = _steer_task(runner, task_id, command)
+        except FreemadError as exc:
+            return self._reply(thread, "refused_by_run", login=login, reason=exc.one_line())
+        comment.refresh()
+        return Outcome(
+            "steered",
+            command.verb,
+            run_id=task_id,
+            status=state.status.value,
+            summary=comment.shown,
+        )
+
+    # --- the link between an issue and its runs -----------------------------------------------
+
+    def links(self, thread: Thread) -> list[dict[str, Any]]:
+        return [e.data for e in self.store.events(_link_id(thread)) if e.kind == "linked"]
+
+    def _link(self, thread: Thread, run_id: str, kind: str, comment_id: int) -> None:
+        link_id = _link_id(thread)
+        if self.store.run(link_id) is None:
+            self.store.create_run(
+                link_id, "github_link", {"repo": thread.repo, "number": thread.number}
+            )
+        data = {"repo": thread.repo, "number": thread.number, "run_id": run_id, "kind": kind}
+        self.store.append(link_id, "linked", {**data, "comment_id": comment_id})
+
+    def _summary(self, thread: Thread, text: str) -> dict[str, Any]:
+        return {"goal": text[:200], "issue": {"repo": thread.repo, "number": thread.number}}
+
+
+def _steer_task(runner: Any, task_id: str, command: Command) -> Any:
+    verb = command.verb
+    if verb == "answer":
+        runner.answer(task_id, clean(command.full_text, limit=_TEXT_LIMIT))
+        return runner.resume(task_id)
+    if verb == "approve":
+        stage = command.stage or runner.state(task_id).current_stage
+        state = runner.approve(task_id, stage)
+        return state if stage == "publish" else runner.resume(task_id)
+    if verb == "reject":
+        state = runner.state(task_id)
+        runner.reject(task_id, state.current_stage, clean(command.full_text, limit=_TEXT_LIMIT))
+        return runner.resume(task_id)
+    if verb == "resume":
+        return runner.resume(task_id)
+    if verb == "pause":
+        return runner.pause(task_id)
+    if verb in ("stop", "decline"):
+        return runner.cancel(task_id)
+    return runner.state(task_id)  # status: the comment is refreshed
+
+
+class _ProgressComment:
+    """The one comment a task keeps on its issue, edited in place as the task moves."""
+
+    def __init__(self, router: Router, thread: Thread, comment_id: int) -> None:
+        self.router, self.thread, self.comment_id = router, thread, comment_id
+        self.runner: Any = None
+        self.task_id: str | None = None
+        self.shown = ""
+
+    def step(self, kind: str, data: dict[str, Any]) -> None:
+        if kind in ("stage_advanced", "waiting_for_human", "completed", "cancelled"):
+            self.refresh()
+
+    def refresh(self) -> None:
+        if self.runner is None or self.task_id is None:
+            return
+        state = self.runner.state(self.task_id)
+        url = self.router.settings.run_url("task", self.task_id)
+        body = render_task(state, url)
+        if body != self.shown:
+            self.router.forge.edit_comment(self.thread.repo, self.comment_id, body)
+            self.shown = body
+
+
+def thread_text(thread: Thread) -> str:
+    """What agents are given of an issue: its title and body, cleaned."""
+    return clean(f"{thread.title}\n\n{thread.body}", limit=_TEXT_LIMIT).strip()
+
+
+def _thread(event: IssuesEvent | IssueCommentEvent | PullRequestEvent) -> Thread:
+    repo = event.repository.full_name
+    if isinstance(event, PullRequestEvent):
+        pr = event.pull_request
+        return Thread(repo, pr.number, pr.title, pr.body or "", True)
+    issue = event.issue
+    return Thread(repo, issue.number, issue.title, issue.body or "", issue.is_pull_request)
+
+
+def _link_id(thread: Thread) -> str:
+    return "gh-" + hashlib.sha256(f"{thread.repo}#{thread.number}".encode()).hexdigest()[:16]

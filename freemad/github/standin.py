@@ -1,0 +1,406 @@
+"""A loopback stand-in for the part of GitHub's REST API that FREE-MAD uses, with fault injection.
+
+`with StandIn() as api:` serves on 127.0.0.1 until the block ends; point a `PyGithubForge` at
+`api.base_url`. It keeps comments, reactions, pull requests, dispatches and permissions in memory,
+answers in GitHub's JSON shapes with rate-limit headers, and records every request in `calls`
+(Authorization left out). `freemad github simulate` shows with it what would be posted, offline.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, cast
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from freemad.github.forge import REACTIONS
+
+DOCS = "https://docs.github.com/rest"
+ROLE_PERMISSION = {"maintain": "write", "triage": "read"}  # the `permission` a role reports
+RATE_HEADERS = ("Limit", "Remaining", "Reset", "Used", "Resource")
+Reply = tuple[int, Any]
+Query = Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class StandInCall:
+    """One request as the stand-in saw it: `path` is below the prefix, without the query."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+    body: Any
+    headers: dict[str, str]
+    status: int
+
+
+@dataclass
+class _Fault:
+    status: int
+    headers: dict[str, str]
+    body: Any
+    times: int
+    method: str | None
+    path: str | None
+
+
+def _message(text: str) -> dict[str, Any]:
+    return {"message": text, "documentation_url": DOCS}
+
+
+NOT_FOUND: Reply = (404, _message("Not Found"))
+
+
+def _invalid_body(resource: str, code: str, field: str, message: str = "") -> dict[str, Any]:
+    """GitHub's 422 body, shaped as octokit's recorded `errors.json`."""
+    error = {"resource": resource, "code": code, "field": field}
+    return {
+        **_message("Validation Failed"),
+        "errors": [{**error, "message": message} if message else error],
+    }
+
+
+def _invalid(resource: str, code: str, field: str, message: str = "") -> Reply:
+    return 422, _invalid_body(resource, code, field, message)
+
+
+def default_error_body(status: int, headers: Mapping[str, str]) -> dict[str, Any]:
+    """What GitHub says with such a status, for `fail_next` without a body."""
+    lower = {k.lower(): v for k, v in headers.items()}
+    if status in (403, 429) and lower.get("x-ratelimit-remaining") == "0":
+        return _message("API rate limit exceeded for user ID 1.")
+    if status in (403, 429):
+        return _message("You have exceeded a secondary rate limit. Please wait a few minutes.")
+    if status == 422:
+        return _invalid_body("Issue", "invalid", "body")
+    return _message(HTTPStatus(status).phrase)
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _public(item: dict[str, Any]) -> dict[str, Any]:
+    """The JSON GitHub would send: the stand-in's own bookkeeping keys left out."""
+    return {k: v for k, v in item.items() if k not in ("repo", "comment_id")}
+
+
+class StandIn:
+    """The stand-in server. `prefix` ("/api/v3") mimics GitHub Enterprise Server's base path."""
+
+    def __init__(
+        self,
+        *,
+        prefix: str = "",
+        permissions: Mapping[str, str] | None = None,
+        token: str | None = None,
+        login: str = "freemad-bot",
+    ) -> None:
+        self.prefix = prefix.rstrip("/")
+        self.permissions = dict(permissions or {})
+        self.token, self.login = token, login
+        self.calls: list[StandInCall] = []
+        self.comments: dict[int, dict[str, Any]] = {}
+        self.reactions: list[dict[str, Any]] = []
+        self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
+        self.dispatches: list[dict[str, Any]] = []
+        self.rate_remaining = 5000
+        self._faults: list[_Fault] = []
+        self._numbers: dict[str, int] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._server: _Server | None = None
+
+    # -- life cycle -------------------------------------------------------------------------
+    @property
+    def origin(self) -> str:
+        if self._server is None:
+            raise RuntimeError("the stand-in is not running: use `with StandIn() as api:`")
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def base_url(self) -> str:
+        return self.origin + self.prefix
+
+    def start(self) -> StandIn:
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.standin = self
+        fast = {"poll_interval": 0.05}  # so that `stop()` returns at once
+        threading.Thread(target=self._server.serve_forever, kwargs=fast, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()  # returns once the serving loop has ended
+            self._server.server_close()
+        self._server = None
+
+    def __enter__(self) -> StandIn:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def fail_next(
+        self,
+        status: int,
+        headers: Mapping[str, str] | None = None,
+        *,
+        times: int = 1,
+        body: Any = None,
+        method: str | None = None,
+        path: str | None = None,
+    ) -> None:
+        """Answer the next `times` requests (matching `method`/`path` if given) with `status`."""
+        framing = ("content-length", "connection", "transfer-encoding")  # the server's own
+        headers = {k: str(v) for k, v in (headers or {}).items() if k.lower() not in framing}
+        reply = body if body is not None else default_error_body(status, headers)
+        with self._lock:
+            self._faults.append(_Fault(status, headers, reply, times, method, path))
+
+    def calls_to(self, method: str, path: str) -> list[StandInCall]:
+        return [c for c in self.calls if c.method == method and c.path == path]
+
+    def api_url(self, path: str) -> str:
+        return self.base_url + path
+
+    def user(self, login: str) -> dict[str, Any]:
+        user = self._item(f"/users/{login}", f"/{login}", sum(login.encode()), "U", user=False)
+        del user["created_at"], user["updated_at"]  # GitHub's user objects carry no times
+        kind = "Bot" if login.endswith("[bot]") else "User"
+        return {**user, "login": login, "type": kind, "site_admin": False, "avatar_url": ""}
+
+    def repository(self, repo: str) -> dict[str, Any]:
+        owner, name = repo.split("/", 1)
+        item = self._item(f"/repos/{repo}", f"/{repo}", sum(repo.encode()), "R", user=False)
+        item.update(name=name, full_name=repo, owner=self.user(owner), private=False)
+        item.update(description=None, fork=False, archived=False, disabled=False)
+        item.update(default_branch="main", visibility="public", pushed_at=_now())
+        return item
+
+    def _item(
+        self, api: str, web: str, ident: int, kind: str, *, user: bool = True
+    ) -> dict[str, Any]:
+        """The fields every GitHub object carries: addresses, ids, author and times."""
+        item: dict[str, Any] = {"url": self.api_url(api), "html_url": self.origin + web}
+        item["id"] = ident
+        item.update(node_id=f"{kind}_{ident}", created_at=_now(), updated_at=_now())
+        return {**item, "user": self.user(self.login)} if user else item
+
+    # -- endpoints, called under the lock: (method, repo, path argument, body, query) -------
+    def _get_repo(self, method: str, repo: str, _: str, body: Any, query: Query) -> Reply:
+        return 200, self.repository(repo)
+
+    def _permission(self, method: str, repo: str, login: str, body: Any, query: Query) -> Reply:
+        login = unquote(login)
+        role = self.permissions.get(f"{repo}:{login}", self.permissions.get(login))
+        if role is None:
+            return NOT_FOUND
+        permission = ROLE_PERMISSION.get(role, role)
+        return 200, {"permission": permission, "role_name": role, "user": self.user(login)}
+
+    def add_comment(self, repo: str, number: int, body: str, comment_id: int) -> None:
+        """Seed a comment someone else wrote (the one a webhook payload is about)."""
+        web = f"/{repo}/issues/{number}#issuecomment-{comment_id}"
+        comment = self._item(f"/repos/{repo}/issues/comments/{comment_id}", web, comment_id, "IC")
+        issue_url = self.api_url(f"/repos/{repo}/issues/{number}")
+        comment.update(issue_url=issue_url, author_association="MEMBER", body=body, repo=repo)
+        self.comments[comment_id] = comment
+
+    def _post_comment(self, method: str, repo: str, number: str, body: Any, query: Query) -> Reply:
+        text = body.get("body") if isinstance(body, dict) else None
+        if not isinstance(text, str):
+            return _invalid("IssueComment", "missing_field", "body")
+        cid = next(self._ids)
+        web = f"/{repo}/issues/{number}#issuecomment-{cid}"
+        comment = self._item(f"/repos/{repo}/issues/comments/{cid}", web, cid, "IC")
+        issue_url = self.api_url(f"/repos/{repo}/issues/{number}")
+        comment.update(issue_url=issue_url, author_association="NONE", body=text, repo=repo)
+        self.comments[cid] = comment
+        return 201, _public(comment)
+
+    def _comment(self, method: str, repo: str, cid: str, body: Any, query: Query) -> Reply:
+        comment = self.comments.get(int(cid))
+        if comment is None or comment["repo"] != repo:
+            return NOT_FOUND
+        if method == "PATCH":
+            if not isinstance(body, dict) or not isinstance(body.get("body"), str):
+                return _invalid("IssueComment", "missing_field", "body")
+            comment.update(body=body["body"], updated_at=_now())
+        return 200, _public(comment)
+
+    def _react(self, method: str, repo: str, cid: str, body: Any, query: Query) -> Reply:
+        content = body.get("content") if isinstance(body, dict) else None
+        if content not in REACTIONS:
+            return _invalid("Reaction", "invalid", "content")
+        if self.comments.get(int(cid), {}).get("repo") != repo:
+            return NOT_FOUND
+        key = {"repo": repo, "comment_id": int(cid), "content": content}
+        for reaction in self.reactions:
+            if all(reaction[k] == v for k, v in key.items()):
+                return 200, _public(reaction)  # GitHub's answer to a repeat
+        ident = next(self._ids)
+        reaction = {"id": ident, "node_id": f"REA_{ident}", "user": self.user(self.login), **key}
+        self.reactions.append({**reaction, "created_at": _now()})
+        return 201, _public(self.reactions[-1])
+
+    def _list_pulls(self, method: str, repo: str, _: str, body: Any, query: Query) -> Reply:
+        state = query.get("state", "open")
+        wanted = (repo, None if state == "all" else state, query.get("head"), query.get("base"))
+        found = []
+        for (where, _number), pull in sorted(self.pulls.items()):
+            have = (where, pull["state"], pull["head"]["label"], pull["base"]["ref"])
+            if all(want in (None, value) for want, value in zip(wanted, have, strict=True)):
+                found.append(_public(pull))
+        return 200, found
+
+    def _open_pull(self, method: str, repo: str, _: str, body: Any, query: Query) -> Reply:
+        data = body if isinstance(body, dict) else {}
+        for field in ("head", "base", "title"):
+            if not isinstance(data.get(field), str):
+                return _invalid("PullRequest", "missing_field", field)
+        owner = repo.split("/", 1)[0]
+        label = data["head"] if ":" in data["head"] else f"{owner}:{data['head']}"
+        open_ones = self._list_pulls("GET", repo, "", None, {"head": label, "base": data["base"]})
+        if open_ones[1]:
+            message = f"A pull request already exists for {label}."
+            return _invalid("PullRequest", "custom", "head", message)
+        number = self._numbers[repo] = self._numbers.get(repo, 0) + 1
+        api, web = f"/repos/{repo}/pulls/{number}", f"/{repo}/pull/{number}"
+        pull = self._item(api, web, next(self._ids), "PR")
+        pull.update(number=number, state="open", title=data["title"], body=data.get("body"))
+        pull.update(draft=bool(data.get("draft")), merged=False, merged_at=None, closed_at=None)
+        pull.update(head=self._part(repo, label), base=self._part(repo, f"{owner}:{data['base']}"))
+        self.pulls[(repo, number)] = {**pull, "repo": repo}
+        return 201, pull
+
+    def _part(self, repo: str, label: str) -> dict[str, Any]:
+        """One end of a pull request: `label` is "owner:branch"."""
+        owner, ref = label.split(":", 1)
+        end = {"label": label, "ref": ref, "sha": "0" * 40}
+        return {**end, "user": self.user(owner), "repo": self.repository(repo)}
+
+    def _pull(self, method: str, repo: str, number: str, body: Any, query: Query) -> Reply:
+        pull = self.pulls.get((repo, int(number)))
+        if pull is None:
+            return NOT_FOUND
+        if method == "PATCH" and isinstance(body, dict):
+            pull.update({k: body[k] for k in ("title", "body", "state") if k in body})
+            pull["updated_at"] = _now()
+        return 200, _public(pull)
+
+    def _dispatch(self, method: str, repo: str, workflow: str, body: Any, query: Query) -> Reply:
+        if not isinstance(body, dict) or not isinstance(body.get("ref"), str):
+            return _invalid("WorkflowDispatch", "missing_field", "ref")
+        inputs = body.get("inputs") or {}
+        dispatch = {"repo": repo, "workflow": unquote(workflow), "ref": body["ref"]}
+        self.dispatches.append({**dispatch, "inputs": inputs})
+        return 204, None
+
+    ROUTES = (
+        ("GET", r"", "_get_repo"),
+        ("GET", r"/collaborators/([^/]+)/permission", "_permission"),
+        ("POST", r"/issues/(\d+)/comments", "_post_comment"),
+        ("GET PATCH", r"/issues/comments/(\d+)", "_comment"),
+        ("POST", r"/issues/comments/(\d+)/reactions", "_react"),
+        ("GET", r"/pulls", "_list_pulls"),
+        ("POST", r"/pulls", "_open_pull"),
+        ("GET PATCH", r"/pulls/(\d+)", "_pull"),
+        ("POST", r"/actions/workflows/([^/]+)/dispatches", "_dispatch"),
+    )
+
+    def route(self, method: str, path: str, query: Query, body: Any) -> Reply:
+        repo_path = re.fullmatch(r"/repos/([^/]+/[^/]+)(/.*)?", path)
+        if repo_path is None:
+            return NOT_FOUND
+        repo, rest = repo_path.group(1), repo_path.group(2) or ""
+        for methods, pattern, name in self.ROUTES:
+            found = re.fullmatch(pattern, rest)
+            if found and method in methods.split():
+                handler: Callable[..., Reply] = getattr(self, name)
+                return handler(method, repo, (found.groups() or ("",))[0], body, query)
+        return NOT_FOUND
+
+    def serve(
+        self, method: str, target: str, headers: Mapping[str, str], raw: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        """One request in, (status, headers, body) out; recorded in `calls`."""
+        split = urlsplit(target)
+        query = dict(parse_qsl(split.query))
+        kept = {k: v for k, v in headers.items() if k.lower() != "authorization"}
+        tokens = (f"token {self.token}", f"Bearer {self.token}")
+        refused = self.token is not None and headers.get("Authorization") not in tokens
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        with self._lock:
+            path = split.path
+            extra: dict[str, str] = {}
+            if self.prefix and not (path == self.prefix or path.startswith(self.prefix + "/")):
+                status, reply = NOT_FOUND
+            else:
+                path = path[len(self.prefix) :]
+                fault = self._take_fault(method, path)
+                if fault is not None:
+                    status, reply, extra = fault.status, fault.body, fault.headers
+                elif refused:
+                    status, reply = 401, _message("Bad credentials")
+                elif isinstance(body, str):
+                    status, reply = 400, _message("Problems parsing JSON")
+                else:
+                    status, reply = self.route(method, path, query, body)
+            self.calls.append(StandInCall(method, path, query, body, kept, status))
+            self.rate_remaining = left = max(0, self.rate_remaining - 1)
+        reset, used = int(time.time()) + 3600, 5000 - left
+        values = ("5000", left, reset, used, "core")
+        out = {f"X-RateLimit-{name}": str(v) for name, v in zip(RATE_HEADERS, values, strict=True)}
+        out["X-GitHub-Media-Type"] = "github.v3; format=json"
+        data = b"" if status == 204 else json.dumps(reply).encode()
+        if status != 204:
+            out["Content-Type"] = "application/json; charset=utf-8"
+            out["Content-Length"] = str(len(data))
+        out = {k: v for k, v in out.items() if k.lower() not in {e.lower() for e in extra}}
+        return status, {**out, **extra}, data
+
+    def _take_fault(self, method: str, path: str) -> _Fault | None:
+        for fault in self._faults:
+            if fault.method in (None, method) and fault.path in (None, path):
+                fault.times -= 1
+                if fault.times <= 0:
+                    self._faults.remove(fault)
+                return fault
+        return None
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    standin: StandIn
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "GitHub.com"
+
+    def _handle(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        standin = cast(_Server, self.server).standin
+        status, headers, data = standin.serve(self.command, self.path, dict(self.headers), raw)
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _handle
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: every request is in `calls` already."""

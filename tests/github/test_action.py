@@ -1,0 +1,198 @@
+"""`freemad github action` as a job runs it: the GITHUB_* environment, a loopback stand-in for the
+REST API (PyGithub pointed at it by base URL), and real git with a bare repository as origin."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from freemad.github.standin import StandIn
+from freemad.github.workflow_io import read_outputs
+from tests.evolve.runs import git
+from tests.github.payloads import REPO, issue_comment, labeled_issue, repository, user
+
+BIN = Path(sys.executable).parent
+TOKEN = "ghs_" + "s3cr3t" * 6
+
+
+@pytest.fixture
+def api() -> Any:
+    with StandIn(permissions={"alice": "write", "mallory": "read"}) as running:
+        yield running
+
+
+@pytest.fixture
+def origin(tmp_path: Path) -> Path:
+    """A bare repository standing for GitHub's copy, with one commit on main."""
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    (seed / "README.md").write_text("hello\n")
+    git(seed, "init", "-q", "-b", "main")
+    git(seed, "add", "-A")
+    git(seed, "-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", "init")
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(bare))
+    return bare
+
+
+def job(tmp_path: Path, origin: Path, name: str) -> Path:
+    """A fresh checkout, as actions/checkout gives each job."""
+    workspace = tmp_path / name
+    git(tmp_path, "clone", "-q", str(origin), str(workspace))
+    return workspace
+
+
+def write_config(workspace: Path, kind: str) -> str:
+    if kind == "debate":
+        mock = str(BIN / "freemad-mock-agent")
+        agents = [
+            {"id": "a", "cli_command": f"{mock} --persona iterative", "cli_mode_arg": True},
+            {"id": "b", "cli_command": f"{mock} --persona recursive", "cli_mode_arg": True},
+        ]
+    else:
+        mock = str(BIN / "freemad-task-mock")
+        roles = {
+            "planner": ["planner", "researcher"],
+            "reviewer": ["reviewer"],
+            "arbiter": ["arbiter"],
+        }
+        agents = [{"id": a, "cli_command": mock, "roles": r} for a, r in roles.items()]
+    allowed = sorted({a["cli_command"].split()[0] for a in agents})
+    config = {"agents": agents, "security": {"cli_allowed_commands": allowed}}
+    path = workspace.parent / f"{workspace.name}-freemad.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return str(path)
+
+
+def run_job(
+    workspace: Path, api: StandIn, event: str, payload: dict[str, Any], config: str
+) -> tuple[subprocess.CompletedProcess[str], dict[str, str], str]:
+    folder = workspace.parent / f"{workspace.name}-runner"
+    folder.mkdir(exist_ok=True)
+    event_path, output, summary = folder / "event.json", folder / "output", folder / "summary.md"
+    event_path.write_text(json.dumps(payload))
+    if event == "issue_comment":  # the comment the event is about exists on GitHub
+        api.add_comment(
+            REPO, payload["issue"]["number"], payload["comment"]["body"], payload["comment"]["id"]
+        )
+    env = {
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "HOME": os.environ.get("HOME", str(folder)),
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_EVENT_NAME": event,
+        "GITHUB_EVENT_PATH": str(event_path),
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_API_URL": api.base_url,
+        "GITHUB_OUTPUT": str(output),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "INPUT_GITHUB-TOKEN": TOKEN,
+        "INPUT_CONFIG": config,
+        "GIT_AUTHOR_NAME": "runner",
+        "GIT_AUTHOR_EMAIL": "runner@example.com",
+        "GIT_COMMITTER_NAME": "runner",
+        "GIT_COMMITTER_EMAIL": "runner@example.com",
+    }
+    done = subprocess.run(
+        [str(BIN / "freemad"), "github", "action"],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    outputs = read_outputs(output) if output.exists() else {}
+    return done, outputs, summary.read_text() if summary.exists() else ""
+
+
+def test_a_labelled_issue_gets_the_winner_outputs_and_a_summary(
+    tmp_path: Path, origin: Path, api: StandIn
+) -> None:
+    workspace = job(tmp_path, origin, "job1")
+    config = write_config(workspace, "debate")
+
+    done, outputs, summary = run_job(
+        workspace, api, "issues", labeled_issue("freemad:debate"), config
+    )
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"::add-mask::{TOKEN}" in done.stdout.splitlines()[0]
+    [posted] = [c for c in api.calls if c.method == "POST"]
+    assert posted.path == f"/repos/{REPO}/issues/7/comments"
+    assert "**Winner:**" in posted.body["body"] and "| answer | score |" in posted.body["body"]
+    assert outputs["status"] == "completed" and outputs["run-id"]
+    assert "Pick a cache eviction policy" in outputs["final-answer"]
+    assert outputs["comment-url"].endswith("#issuecomment-" + str(next(iter(api.comments))))
+    assert "**Winner:**" in summary
+    assert f"/runs/{outputs['run-id']}.html" in posted.body["body"]  # the run's page
+    # The run is kept on the state branch of origin, for later jobs and the Pages site.
+    files = git(origin, "ls-tree", "-r", "--name-only", "freemad-state")
+    assert f"runs/{outputs['run-id']}/events.jsonl" in files.split()
+    # The token is printed only to have the runner mask it, never elsewhere.
+    assert [line for line in done.stdout.splitlines() if TOKEN in line] == [f"::add-mask::{TOKEN}"]
+    assert TOKEN not in done.stderr
+
+
+def test_a_task_waits_then_an_answer_in_another_job_resumes_it_from_the_state_branch(
+    tmp_path: Path, origin: Path, api: StandIn
+) -> None:
+    first = job(tmp_path, origin, "job1")
+    done, outputs, _ = run_job(
+        first, api, "issues", labeled_issue("freemad:plan"), write_config(first, "task")
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert outputs["status"] == "waiting_for_human"
+    [comment_id] = list(api.comments)
+    assert "/freemad answer YOUR ANSWER" in api.comments[comment_id]["body"]
+
+    second = job(tmp_path, origin, "job2")  # a week later: a new runner, a new checkout
+    answer = issue_comment("/freemad answer Use SQLite.")
+    done, outputs, summary = run_job(
+        second, api, "issue_comment", answer, write_config(second, "task")
+    )
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert outputs["status"] == "completed"
+    assert sorted(api.comments) == [comment_id, 1001]  # ours, edited in place; and the answer
+    assert "✅ done" in api.comments[comment_id]["body"]
+    assert "waiting for you" not in api.comments[comment_id]["body"]
+    assert api.reactions and "✅ done" in summary
+
+
+def test_an_outsider_runs_nothing_and_an_unhandled_event_is_a_notice(
+    tmp_path: Path, origin: Path, api: StandIn
+) -> None:
+    workspace = job(tmp_path, origin, "job1")
+    config = write_config(workspace, "debate")
+    done, outputs, _ = run_job(
+        workspace, api, "issue_comment", issue_comment("/freemad debate", author="mallory"), config
+    )
+    assert done.returncode == 0 and outputs["status"] == "refused"
+    [reply] = [c.body["body"] for c in api.calls if c.method == "POST"]
+    assert reply.startswith("@mallory Only people with write access")
+
+    push = {"ref": "refs/heads/main", "repository": repository(), "sender": user()}
+    done, outputs, _ = run_job(workspace, api, "push", push, config)
+    assert done.returncode == 0 and "::notice title=FREE-MAD::nothing to do" in done.stdout
+    assert outputs["status"] == "ignored"
+
+
+def test_a_broken_config_is_an_error_annotation_with_the_fix(
+    tmp_path: Path, origin: Path, api: StandIn
+) -> None:
+    workspace = job(tmp_path, origin, "job1")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("agents:\n  - id: x\n    cli_comand: nope\n")
+    done, _, _ = run_job(workspace, api, "issues", labeled_issue("freemad:debate"), str(bad))
+    assert done.returncode == 1
+    [annotation] = [line for line in done.stdout.splitlines() if line.startswith("::error")]
+    assert "cli_comand" in annotation and "Fix: correct the config file" in annotation
+    assert api.calls == []
