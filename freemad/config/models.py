@@ -25,6 +25,7 @@ from freemad.config.base import (
 )
 from freemad.config.base import doc as _doc
 from freemad.config.evolve import EvolveConfig
+from freemad.config.github import GitHubConfig
 from freemad.config.tasks import ROLES, TaskConfig, ToolPolicy
 from freemad.core.answers import IdentityMode
 from freemad.core.topology import TopologyKind
@@ -227,6 +228,7 @@ class FreemadConfig(StrictModel):
     evolve: EvolveConfig | None = _doc(
         "Evolve runs: the judge and supervisor (docs/evolve.md); null when unused.", None
     )
+    github: GitHubConfig = _doc("On GitHub: the Action and the bot (docs/github.md).", GitHubConfig)
 
     @property
     def enabled_agents(self) -> list[AgentConfig]:

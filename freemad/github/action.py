@@ -78,9 +78,9 @@ def run_action(
         config = _config(inputs, workspace)
         if forge is None:
             forge = _forge(inputs, environ)
-        with _state(workspace, environ, enabled=not inputs.dry_run) as (store, save):
+        with _state(workspace, config, enabled=not inputs.dry_run) as (store, save):
             began = time.time()
-            router = Router(config, forge, store, _settings(environ, workspace))
+            router = Router(config, forge, store, _settings(config, environ, workspace))
             outcome = _handle(router, event_name, payload, inputs)
             save([r.run_id for r in store.runs() if r.updated_at >= began])
     except (FreemadError, OSError) as exc:
@@ -126,7 +126,7 @@ def _report(
 
 
 @contextmanager
-def _state(workspace: Path, environ: Mapping[str, str], *, enabled: bool) -> Iterator[Any]:
+def _state(workspace: Path, config: FreemadConfig, *, enabled: bool) -> Iterator[Any]:
     """A store rebuilt from the state branch, and a function saving runs back to it."""
     from freemad.github.state import StateBranch
 
@@ -136,8 +136,7 @@ def _state(workspace: Path, environ: Mapping[str, str], *, enabled: bool) -> Ite
     ):
         branch = None
         if enabled and (workspace / ".git").exists():
-            name = environ.get("FREEMAD_STATE_BRANCH") or "freemad-state"
-            branch = StateBranch(workspace, branch=name)
+            branch = StateBranch(workspace, branch=config.github.state_branch)
             branch.pull()
             branch.load(store)
 
@@ -169,15 +168,16 @@ def _forge(inputs: Inputs, environ: Mapping[str, str]) -> Forge:
     )
 
 
-def _settings(environ: Mapping[str, str], workspace: Path) -> Settings:
+def _settings(config: FreemadConfig, environ: Mapping[str, str], workspace: Path) -> Settings:
+    github = config.github
     repo = environ.get("GITHUB_REPOSITORY", "")
-    pages = environ.get("FREEMAD_PAGES_URL", "").rstrip("/")
+    pages = (github.pages_url or environ.get("FREEMAD_PAGES_URL", "")).rstrip("/")
     if not pages and "/" in repo:
         owner, name = repo.split("/", 1)
         pages = f"https://{owner.lower()}.github.io/{name}"
     return Settings(
-        self_login=environ.get("FREEMAD_SELF_LOGIN") or "github-actions[bot]",
-        allowed_bots=tuple(b for b in environ.get("FREEMAD_ALLOWED_BOTS", "").split(",") if b),
+        self_login=github.self_login or "github-actions[bot]",
+        allowed_bots=tuple(github.allowed_bots),
         run_url=(lambda kind, run_id: f"{pages}/runs/{run_id}.html")
         if pages
         else Settings().run_url,

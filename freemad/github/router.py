@@ -37,7 +37,6 @@ from freemad.github.routing import label_mode, route
 from freemad.store import Store
 
 _log = logging.getLogger("freemad.github")
-_TEXT_LIMIT = 20_000  # characters of an issue or comment an agent is given
 _STEERING = ("answer", "approve", "reject", "resume", "pause", "stop", "decline", "status")
 
 
@@ -88,10 +87,13 @@ class Router:
         self.store = store
         self.settings = settings or Settings()
         self.ports = dict(ports or {})
+        self._limit = config.github.max_text_chars
+        self._bots = (*self.settings.allowed_bots, *config.github.allowed_bots)
+        self._self = self.settings.self_login or config.github.self_login
 
     def handle(self, event_name: str, payload: Mapping[str, Any] | bytes | str) -> Outcome:
         event = parse_event(event_name, payload)
-        routed = route(event, self_login=self.settings.self_login)
+        routed = route(event, self_login=self._self)
         if routed.route == "ping":
             return Outcome("ignored", "ping: nothing to do")
         if routed.route == "ignore":
@@ -109,7 +111,7 @@ class Router:
             refused = self._refused(event.sender, thread, mode)
             if refused is not None:
                 return refused
-            return self._start(thread, mode, thread_text(thread), {})
+            return self._start(thread, mode, thread_text(thread, self._limit), {})
         if isinstance(event, WorkflowDispatchEvent):
             return Outcome("ignored", "workflow_dispatch is handled by `freemad github action`")
         return Outcome("ignored", routed.reason)
@@ -138,7 +140,7 @@ class Router:
         except ForgeError as exc:  # the 👀 is a courtesy; the command still runs
             _log.warning("could not react to comment %s: %s", event.comment.id, exc.one_line())
         if command.verb in ("debate", "plan", "code", "evolve"):
-            text = clean(command.full_text, limit=_TEXT_LIMIT) or thread_text(thread)
+            text = clean(command.full_text, limit=self._limit) or thread_text(thread, self._limit)
             return self._start(thread, command.verb, text, command.options)
         return self._steer(thread, command, login)
 
@@ -148,8 +150,8 @@ class Router:
             Actor(user.login, user.type),
             permission,  # type: ignore[arg-type]  # one of PERMISSIONS, or None
             verb,
-            allowed_bots=self.settings.allowed_bots,
-            self_login=self.settings.self_login,
+            allowed_bots=self._bots,
+            self_login=self._self,
         )
         if decision.allowed:
             return None
@@ -177,7 +179,7 @@ class Router:
 
     def debate_on(self, requirement: str, rounds: int | None) -> Outcome:
         """A debate with no issue to answer on (workflow_dispatch): the outcome carries it all."""
-        text = clean(requirement, limit=_TEXT_LIMIT)
+        text = clean(requirement, limit=self._limit)
         result, body = self._run_debate(text, {"rounds": rounds}, {"goal": text[:200]})
         return Outcome(
             "debate",
@@ -254,7 +256,7 @@ class Router:
         comment.runner, comment.task_id = runner, link["run_id"]
         task_id = link["run_id"]
         try:
-            state = _steer_task(runner, task_id, command)
+            state = _steer_task(runner, task_id, command, self._limit)
         except FreemadError as exc:
             return self._reply(thread, "refused_by_run", login=login, reason=exc.one_line())
         comment.refresh()
@@ -284,10 +286,10 @@ class Router:
         return {"goal": text[:200], "issue": {"repo": thread.repo, "number": thread.number}}
 
 
-def _steer_task(runner: Any, task_id: str, command: Command) -> Any:
+def _steer_task(runner: Any, task_id: str, command: Command, limit: int) -> Any:
     verb = command.verb
     if verb == "answer":
-        runner.answer(task_id, clean(command.full_text, limit=_TEXT_LIMIT))
+        runner.answer(task_id, clean(command.full_text, limit=limit))
         return runner.resume(task_id)
     if verb == "approve":
         stage = command.stage or runner.state(task_id).current_stage
@@ -295,7 +297,7 @@ def _steer_task(runner: Any, task_id: str, command: Command) -> Any:
         return state if stage == "publish" else runner.resume(task_id)
     if verb == "reject":
         state = runner.state(task_id)
-        runner.reject(task_id, state.current_stage, clean(command.full_text, limit=_TEXT_LIMIT))
+        runner.reject(task_id, state.current_stage, clean(command.full_text, limit=limit))
         return runner.resume(task_id)
     if verb == "resume":
         return runner.resume(task_id)
@@ -330,9 +332,9 @@ class _ProgressComment:
             self.shown = body
 
 
-def thread_text(thread: Thread) -> str:
+def thread_text(thread: Thread, limit: int) -> str:
     """What agents are given of an issue: its title and body, cleaned."""
-    return clean(f"{thread.title}\n\n{thread.body}", limit=_TEXT_LIMIT).strip()
+    return clean(f"{thread.title}\n\n{thread.body}", limit=limit).strip()
 
 
 def _thread(event: IssuesEvent | IssueCommentEvent | PullRequestEvent) -> Thread:

@@ -100,6 +100,16 @@ def test_a_bot_is_refused_silently_and_our_own_comments_are_never_read(
     assert forge.comments == {} and store.runs() == []
 
 
+def test_a_bot_the_config_names_may_act_with_write_access(store: Any, tmp_path: Path) -> None:
+    config = make_config(
+        [mock_agent("alpha", "--persona", "iterative")], github={"allowed_bots": ["helper[bot]"]}
+    )
+    routed, forge = router(config, store, tmp_path, **{"helper[bot]": "write"})
+    payload = issue_comment("/freemad debate rounds=0 Pick", author="helper[bot]")
+    payload["comment"]["user"]["type"] = payload["sender"]["type"] = "Bot"
+    assert routed.handle("issue_comment", payload).action == "debate"
+
+
 @pytest.mark.parametrize(
     "body",
     [
