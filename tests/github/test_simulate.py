@@ -1,0 +1,58 @@
+"""`freemad github simulate`: the whole flow on a laptop, against the loopback stand-in of GitHub."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.github.payloads import issue_comment, labeled_issue
+
+FREEMAD = str(Path(sys.executable).parent / "freemad")
+
+
+def simulate(
+    tmp_path: Path, event: str, payload: Any, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "event.json"
+    path.write_text(payload if isinstance(payload, str) else json.dumps(payload))
+    return subprocess.run(
+        [FREEMAD, "github", "simulate", "--event", event, "--payload", str(path), *extra],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_a_labelled_issue_shows_the_comment_it_would_post(tmp_path: Path) -> None:
+    done = simulate(tmp_path, "issues", labeled_issue("freemad:debate"))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "GET /repos/octo-org/octo-repo/collaborators/alice/permission -> 200"
+    assert "POST /repos/octo-org/octo-repo/issues/7/comments -> 201" in lines
+    assert "**Winner:**" in done.stdout
+    outcome = json.loads(done.stdout[done.stdout.rindex("\n{") :])
+    assert outcome["action"] == "debate" and outcome["status"] == "completed"
+
+
+def test_a_reader_is_refused_and_nothing_runs(tmp_path: Path) -> None:
+    comment = issue_comment("/freemad plan Design the cache", author="bob")
+    done = simulate(tmp_path, "issue_comment", comment, "--permission", "read")
+    assert done.returncode == 0, done.stderr
+    assert "@bob Only people with write access" in done.stdout
+    assert json.loads(done.stdout[done.stdout.rindex("\n{") :])["action"] == "refused"
+
+
+def test_help_is_answered_and_a_broken_payload_is_one_line(tmp_path: Path) -> None:
+    done = simulate(tmp_path, "issue_comment", issue_comment("/freemad help"))
+    assert done.returncode == 0 and "/freemad answer" in done.stdout
+    broken = simulate(tmp_path, "issues", "{not json")
+    assert broken.returncode == 2
+    assert (
+        broken.stderr.startswith("freemad: error: issues payload")
+        and broken.stderr.count("\n") == 1
+    )
