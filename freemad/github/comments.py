@@ -128,5 +128,17 @@ def render_task(state: TaskState, run_url: str | None) -> str:
 
 
 def render_reply(kind: str, **values: Any) -> str:
-    defaults = {"login": "", "reason": "", "text": "", "thing": "issue", "verb": ""}
+    defaults = {"login": "", "reason": "", "text": "", "thing": "issue", "verb": "", "url": ""}
     return _environment().get_template("reply.md.j2").render(kind=kind, **{**defaults, **values})
+
+
+def render_evolve(run: Any, goal: str, run_url: str | None) -> str:
+    headline = {
+        "running": "in progress",
+        "waiting_for_human": "waiting for you",
+        "paused": "paused",
+        "stopped": "finished",
+        "failed": "failed",
+    }.get(run.status, run.status)
+    template = _environment().get_template("evolve.md.j2")
+    return template.render(run=run, goal=goal, headline=headline, run_url=run_url)

@@ -47,6 +47,18 @@ class PullRequestRef:
     html_url: str
 
 
+@dataclass(frozen=True)
+class PullRequestDetails:
+    """What an evolve run needs of a pull request: where its head is, and whose it is."""
+
+    number: int
+    html_url: str
+    head_ref: str
+    head_sha: str
+    base_ref: str
+    head_repo: str  # "owner/name"; "" when the fork was deleted
+
+
 class Forge(Protocol):
     """How FREE-MAD talks to GitHub. `repo` is always "owner/name"."""
 
@@ -67,6 +79,10 @@ class Forge(Protocol):
     ) -> PullRequestRef: ...
 
     def edit_pull_request(self, repo: str, number: int, *, body: str) -> None: ...
+
+    def pull_request(self, repo: str, number: int) -> PullRequestDetails:
+        """A pull request's head and base (a comment's payload does not carry them)."""
+        ...
 
     def find_pull_request(self, repo: str, *, head: str, base: str) -> PullRequestRef | None:
         """An open pull request from `head` (a branch, or "owner:branch") into `base`, if any."""
@@ -112,6 +128,7 @@ class RecordingForge:
     reactions: list[tuple[str, int, str]] = field(default_factory=list)
     pulls: dict[tuple[str, int], _FakePull] = field(default_factory=dict)
     dispatches: list[tuple[str, str, str, dict[str, str]]] = field(default_factory=list)
+    details: dict[tuple[str, int], PullRequestDetails] = field(default_factory=dict)
     _failures: dict[str, list[Exception]] = field(default_factory=dict)
     _next_id: int = 1000
 
@@ -193,6 +210,13 @@ class RecordingForge:
         if pull is None:
             raise self._missing("PATCH", f"/repos/{repo}/pulls/{number}")
         pull.body = body
+
+    def pull_request(self, repo: str, number: int) -> PullRequestDetails:
+        self._record("pull_request", repo=repo, number=number)
+        found = self.details.get((repo, number))
+        if found is None:
+            raise self._missing("GET", f"/repos/{repo}/pulls/{number}")
+        return found
 
     def find_pull_request(self, repo: str, *, head: str, base: str) -> PullRequestRef | None:
         self._record("find_pull_request", repo=repo, head=head, base=base)

@@ -29,7 +29,7 @@ from github.GithubException import GithubException
 from github.IssueComment import IssueComment
 from github.Repository import Repository
 
-from freemad.github.forge import ForgeError, PostedComment, PullRequestRef
+from freemad.github.forge import ForgeError, PostedComment, PullRequestDetails, PullRequestRef
 from freemad.redact import RedactingFilter, Redactor
 
 log = logging.getLogger("freemad.github")
@@ -144,8 +144,10 @@ def retry_delay(
     else:
         return None  # a plain 403: forbidden, and asking again will not change that
     if wait > max_wait:
+        # The reset itself when GitHub gave one (the wait adds a second of margin to it).
+        resets = int(reset) if limited and reset.isdigit() else now + wait
         try:
-            at = datetime.fromtimestamp(now + wait, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+            at = datetime.fromtimestamp(resets, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
         except (OverflowError, OSError, ValueError):  # a reset no calendar holds
             at = "an unreadable time"
         what = "rate limit exhausted" if limited else "unavailable"
@@ -340,6 +342,14 @@ class PyGithubForge:
             path,
             lambda: self._repo(repo).get_pull(number).edit(body=body),
             idempotent=True,
+        )
+
+    def pull_request(self, repo: str, number: int) -> PullRequestDetails:
+        path = f"/repos/{repo}/pulls/{number}"
+        pull = self._call("GET", path, lambda: self._repo(repo).get_pull(number), idempotent=True)
+        head_repo = pull.head.repo.full_name if pull.head.repo is not None else ""
+        return PullRequestDetails(
+            pull.number, pull.html_url, pull.head.ref, pull.head.sha, pull.base.ref, head_repo
         )
 
     def find_pull_request(self, repo: str, *, head: str, base: str) -> PullRequestRef | None:

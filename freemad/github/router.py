@@ -23,6 +23,7 @@ from freemad.core.commands import Command, CommandError, help_text, parse_commen
 from freemad.core.permissions import Actor, may_act
 from freemad.core.untrusted import clean
 from freemad.errors import FreemadError
+from freemad.github import threads
 from freemad.github.comments import render_debate, render_reply, render_task
 from freemad.github.events import (
     IssueCommentEvent,
@@ -32,6 +33,7 @@ from freemad.github.events import (
     WorkflowDispatchEvent,
     parse_event,
 )
+from freemad.github.evolve_pr import PullRequestInfo
 from freemad.github.forge import Forge, ForgeError
 from freemad.github.routing import label_mode, route
 from freemad.store import Store
@@ -70,6 +72,8 @@ class Thread:
     title: str
     body: str
     is_pull_request: bool
+    default_branch: str = "main"
+    pull: PullRequestInfo | None = None  # known from a pull_request event's payload
 
 
 class Router:
@@ -127,14 +131,14 @@ class Router:
             refused = self._refused(event.comment.user, thread, "help")
             if refused is not None:
                 return refused
-            return self._reply(thread, "error", login=login, reason=str(exc))
+            return self.reply(thread, "error", login=login, reason=str(exc))
         if command is None:
             return Outcome("ignored", "the comment is not a /freemad command")
         refused = self._refused(event.comment.user, thread, command.verb)
         if refused is not None:
             return refused
         if command.verb == "help":
-            return self._reply(thread, "help", text=help_text())
+            return self.reply(thread, "help", text=help_text())
         try:
             self.forge.react(thread.repo, event.comment.id, "eyes")
         except ForgeError as exc:  # the 👀 is a courtesy; the command still runs
@@ -157,10 +161,10 @@ class Router:
             return None
         if not decision.reason:
             return Outcome("ignored", decision.detail or "not acted on")
-        self._reply(thread, "refused", login=user.login, reason=decision.reason)
+        self.reply(thread, "refused", login=user.login, reason=decision.reason)
         return Outcome("refused", decision.detail or decision.reason)
 
-    def _reply(self, thread: Thread, kind: str, **values: Any) -> Outcome:
+    def reply(self, thread: Thread, kind: str, **values: Any) -> Outcome:
         posted = self.forge.comment(thread.repo, thread.number, render_reply(kind, **values))
         return Outcome("replied", kind, comment_url=posted.html_url)
 
@@ -171,11 +175,7 @@ class Router:
             return self._debate(thread, text, options)
         if mode in ("plan", "code"):
             return self._task(thread, mode, text)
-        reason = (
-            "evolve runs cannot be started from GitHub in this version yet; run "
-            "`freemad evolve start` on a checkout (docs/evolve.md)."
-        )
-        return self._reply(thread, "not_yet", login="", reason=reason)
+        return threads.start(self, thread, text, options)
 
     def debate_on(self, requirement: str, rounds: int | None) -> Outcome:
         """A debate with no issue to answer on (workflow_dispatch): the outcome carries it all."""
@@ -192,7 +192,7 @@ class Router:
     def _debate(self, thread: Thread, requirement: str, options: Mapping[str, Any]) -> Outcome:
         result, body = self._run_debate(requirement, options, self._summary(thread, requirement))
         posted = self.forge.comment(thread.repo, thread.number, body)
-        self._link(thread, result.run_id, "debate", posted.id)
+        self.link(thread, result.run_id, "debate", posted.id)
         return Outcome(
             "debate",
             run_id=result.run_id,
@@ -230,9 +230,10 @@ class Router:
         comment = _ProgressComment(self, thread, progress.id)
         runner = TaskRunner(self.config, self.store, ports=self.ports, on_step=comment.step)
         comment.runner, comment.task_id = runner, uuid.uuid4().hex[:16]
-        self._link(thread, comment.task_id, "task", progress.id)
+        self.link(thread, comment.task_id, "task", progress.id)
         state = runner.start(task_type, goal, self.settings.workspace, task_id=comment.task_id)
         comment.refresh()
+        threads.after_task_step(self, state.task_id, task_type)
         view = state.view()
         return Outcome(
             "task",
@@ -247,24 +248,33 @@ class Router:
     def _steer(self, thread: Thread, command: Command, login: str) -> Outcome:
         from freemad.tasks.runtime import TaskRunner
 
-        link = next((x for x in reversed(self.links(thread)) if x["kind"] == "task"), None)
+        link = next((x for x in reversed(self.links(thread)) if x["kind"] != "debate"), None)
         if link is None:
             what = "pull request" if thread.is_pull_request else "issue"
-            return self._reply(thread, "no_run", login=login, thing=what, verb=command.verb)
+            return self.reply(thread, "no_run", login=login, thing=what, verb=command.verb)
+        if link["kind"] == "evolve":
+            return threads.steer(self, thread, link, command)
         comment = _ProgressComment(self, thread, int(link["comment_id"]))
         runner = TaskRunner(self.config, self.store, ports=self.ports, on_step=comment.step)
         comment.runner, comment.task_id = runner, link["run_id"]
         task_id = link["run_id"]
         try:
             state = _steer_task(runner, task_id, command, self._limit)
+            threads.after_task_step(self, task_id, state.task_type)
+            published = None
+            if command.verb == "approve" and command.stage == "publish":
+                published = threads.publish(self, thread, task_id)
         except FreemadError as exc:
-            return self._reply(thread, "refused_by_run", login=login, reason=exc.one_line())
+            return self.reply(thread, "refused_by_run", login=login, reason=exc.one_line())
         comment.refresh()
+        if published:
+            self.reply(thread, "published", login=login, url=published)
         return Outcome(
             "steered",
             command.verb,
             run_id=task_id,
             status=state.status.value,
+            comment_url=published,
             summary=comment.shown,
         )
 
@@ -273,7 +283,7 @@ class Router:
     def links(self, thread: Thread) -> list[dict[str, Any]]:
         return [e.data for e in self.store.events(_link_id(thread)) if e.kind == "linked"]
 
-    def _link(self, thread: Thread, run_id: str, kind: str, comment_id: int) -> None:
+    def link(self, thread: Thread, run_id: str, kind: str, comment_id: int) -> None:
         link_id = _link_id(thread)
         if self.store.run(link_id) is None:
             self.store.create_run(
@@ -338,12 +348,14 @@ def thread_text(thread: Thread, limit: int) -> str:
 
 
 def _thread(event: IssuesEvent | IssueCommentEvent | PullRequestEvent) -> Thread:
-    repo = event.repository.full_name
+    repo, default = event.repository.full_name, event.repository.default_branch
     if isinstance(event, PullRequestEvent):
         pr = event.pull_request
-        return Thread(repo, pr.number, pr.title, pr.body or "", True)
+        head_repo = pr.head.repo.full_name if pr.head.repo is not None else ""
+        info = PullRequestInfo(repo, pr.number, pr.head.ref, pr.head.sha, pr.base.ref, head_repo)
+        return Thread(repo, pr.number, pr.title, pr.body or "", True, default, info)
     issue = event.issue
-    return Thread(repo, issue.number, issue.title, issue.body or "", issue.is_pull_request)
+    return Thread(repo, issue.number, issue.title, issue.body or "", issue.is_pull_request, default)
 
 
 def _link_id(thread: Thread) -> str:

@@ -206,6 +206,20 @@ class StandIn:
         permission = ROLE_PERMISSION.get(role, role)
         return 200, {"permission": permission, "role_name": role, "user": self.user(login)}
 
+    def add_pull(
+        self, repo: str, number: int, *, head_ref: str, head_sha: str, base_ref: str, head_repo: str
+    ) -> None:
+        """Seed a pull request someone else opened (the one a webhook payload is about)."""
+        api, web = f"/repos/{repo}/pulls/{number}", f"/{repo}/pull/{number}"
+        pull = self._item(api, web, next(self._ids), "PR")
+        head_owner = head_repo.split("/", 1)[0] if head_repo else "ghost"
+        head = self._part(head_repo or repo, f"{head_owner}:{head_ref}")
+        head.update(sha=head_sha, repo=self.repository(head_repo) if head_repo else None)
+        pull.update(number=number, state="open", title=f"#{number}", body="", draft=False)
+        pull.update(merged=False, merged_at=None, closed_at=None, head=head)
+        pull.update(base=self._part(repo, f"{repo.split('/', 1)[0]}:{base_ref}"))
+        self.pulls[(repo, number)] = {**pull, "repo": repo}
+
     def add_comment(self, repo: str, number: int, body: str, comment_id: int) -> None:
         """Seed a comment someone else wrote (the one a webhook payload is about)."""
         web = f"/{repo}/issues/{number}#issuecomment-{comment_id}"

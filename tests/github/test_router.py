@@ -104,7 +104,7 @@ def test_a_bot_the_config_names_may_act_with_write_access(store: Any, tmp_path: 
     config = make_config(
         [mock_agent("alpha", "--persona", "iterative")], github={"allowed_bots": ["helper[bot]"]}
     )
-    routed, forge = router(config, store, tmp_path, **{"helper[bot]": "write"})
+    routed, _ = router(config, store, tmp_path, **{"helper[bot]": "write"})
     payload = issue_comment("/freemad debate rounds=0 Pick", author="helper[bot]")
     payload["comment"]["user"]["type"] = payload["sender"]["type"] = "Bot"
     assert routed.handle("issue_comment", payload).action == "debate"
