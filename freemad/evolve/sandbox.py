@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from freemad.debate.validation import network_isolation
-from freemad.tasks.policy import ENV_ALLOWLIST, CommandResult, _command_env, run_command
+from freemad.tasks.policy import ENV_ALLOWLIST, CommandResult, command_env, run_command
 
 # What the container runtime's own CLI needs to reach its daemon; never passed into the container.
 RUNTIME_ENV = (
@@ -219,7 +219,7 @@ def make_sandbox(
     network: bool, env_passthrough: Sequence[str], container: ContainerSpec | None
 ) -> Sandbox:
     """The sandbox the settings ask for; ValueError when a passthrough name looks like a secret."""
-    _command_env(env_passthrough)  # raises on a secret-looking name, before anything runs
+    command_env(env_passthrough)  # raises on a secret-looking name, before anything runs
     if container is not None and container.enabled:
         return ContainerSandbox(network, env_passthrough, container.runtime, container.image)
     return HostSandbox(network, env_passthrough)

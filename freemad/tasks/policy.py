@@ -180,7 +180,7 @@ class _Tail:
         return f"[freemad: {dropped} earlier bytes dropped]\n{body}" if dropped else body
 
 
-def _command_env(passthrough: Sequence[str]) -> dict[str, str]:
+def command_env(passthrough: Sequence[str]) -> dict[str, str]:
     for name in passthrough:
         if any(word in name.upper() for word in _SECRET_WORDS):
             raise ValueError(f"{name} looks like a secret; it is never passed to a command")
@@ -246,7 +246,7 @@ def run_command(
     """
     words = list(argv)
     full = [*prefix, *words]
-    env = _command_env(env_passthrough)
+    env = command_env(env_passthrough)
     started = time.monotonic()
     try:
         if not words:
