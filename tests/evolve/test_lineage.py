@@ -22,26 +22,10 @@ from freemad.evolve.lineage import (
     resolve_seed,
     tag_name,
 )
+from tests.gittools import git, isolated_git  # noqa: F401 - isolated_git is autouse
 
-USER = ("-c", "user.name=Some User", "-c", "user.email=user@example.com")
 RUN = "a1b2c3d4e5f60718"
 PROTECTED = ["tests", "bench.py", "config/limits.toml", "secrets/key"]
-
-
-@pytest.fixture(autouse=True)
-def _isolated_git(monkeypatch, tmp_path):
-    """No global or system git config of the machine running the tests, and no redirections."""
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "no-global-gitconfig"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", *USER, *args], cwd=cwd, check=True, capture_output=True, text=True
-    )
-    return done.stdout
 
 
 @pytest.fixture

@@ -14,24 +14,7 @@ import pytest
 
 from freemad.errors import FreemadError, UsageError
 from freemad.tasks.gitspace import TaskWorkspace
-
-USER = ("-c", "user.name=Some User", "-c", "user.email=user@example.com")
-
-
-@pytest.fixture(autouse=True)
-def _isolated_git(monkeypatch, tmp_path):
-    """No global or system git config of the machine running the tests, and no redirections."""
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "no-global-gitconfig"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", *USER, *args], cwd=cwd, check=True, capture_output=True, text=True
-    )
-    return done.stdout
+from tests.gittools import git, isolated_git  # noqa: F401 - isolated_git is autouse
 
 
 @pytest.fixture
