@@ -167,6 +167,7 @@ def _read_stdin() -> str:
 
 
 def _register_groups() -> None:
+    from freemad.cli_bot import bot_group
     from freemad.cli_evolve import evolve_group
     from freemad.cli_github import github_group
     from freemad.cli_tasks import task_group
@@ -174,6 +175,7 @@ def _register_groups() -> None:
     cli.add_command(task_group)
     cli.add_command(evolve_group)
     cli.add_command(github_group)
+    cli.add_command(bot_group)
 
 
 _register_groups()

@@ -1,0 +1,122 @@
+"""gunicorn's settings for the bot's web edge: `freemad bot serve` loads this module.
+
+`gunicorn -c python:freemad.bot.gunicorn_conf` (or bot/gunicorn.conf.py) runs the bot alone.
+`freemad bot serve` passes its options through `FREEMAD_BIND` and `FREEMAD_WORKERS`. gunicorn
+reads every module-level name that matches one of its settings, so keep helpers private.
+"""
+
+from __future__ import annotations
+
+import json as _json
+import os as _os
+from datetime import datetime as _datetime
+from datetime import timezone as _timezone
+from typing import Any
+
+from gunicorn import glogging as _glogging  # type: ignore[import-untyped]  # gunicorn ships no types
+
+from freemad.bot.web import JsonLogFormatter as _JsonLogFormatter
+
+_MAX_WORKERS = 8
+
+
+def _workers() -> int:
+    """FREEMAD_WORKERS, or 2 x CPUs + 1 (the usual rule for I/O-bound work) capped at 8."""
+    value = _os.environ.get("FREEMAD_WORKERS", "").strip()
+    if value:
+        return max(1, int(value))
+    return min(2 * (_os.cpu_count() or 1) + 1, _MAX_WORKERS)
+
+
+class JsonLogger(_glogging.Logger):  # type: ignore[misc]  # subclassing gunicorn's untyped class
+    """gunicorn's logger with JSON lines: errors on stderr, one access line per request on stdout."""
+
+    def setup(self, cfg: Any) -> None:
+        super().setup(cfg)
+        handler = self._get_gunicorn_handler(self.error_log)
+        if handler is not None:
+            handler.setFormatter(_JsonLogFormatter())
+
+    def access(self, resp: Any, req: Any, environ: dict[str, Any], request_time: Any) -> None:
+        if not self.access_log_enabled:
+            return
+        try:
+            self.access_log.info(_json.dumps(_access_entry(resp, environ, request_time)))
+        except Exception:
+            self.error_log.exception("cannot write the access log")
+
+
+def _access_entry(resp: Any, environ: dict[str, Any], request_time: Any) -> dict[str, Any]:
+    status = resp.status.split(None, 1)[0] if isinstance(resp.status, str) else resp.status
+    entry: dict[str, Any] = {
+        "time": _datetime.now(_timezone.utc).isoformat(),
+        "level": "INFO",
+        "logger": "gunicorn.access",
+        "message": "request",
+        "remote": environ.get("REMOTE_ADDR"),
+        "method": environ.get("REQUEST_METHOD"),
+        "path": environ.get("PATH_INFO"),  # never the query string: it may carry a token
+        "status": int(status) if status is not None else None,
+        "bytes": getattr(resp, "sent", None),
+        "duration_ms": round(request_time.total_seconds() * 1000, 3),
+        "user_agent": environ.get("HTTP_USER_AGENT"),
+    }
+    for key, header in (
+        ("delivery_id", "HTTP_X_GITHUB_DELIVERY"),
+        ("event", "HTTP_X_GITHUB_EVENT"),
+    ):
+        if header in environ:
+            entry[key] = str(environ[header])[:200]
+    return entry
+
+
+def _level() -> str:
+    level = _os.environ.get("FREEMAD_LOG_LEVEL", "info").strip().lower() or "info"
+    return level if level in {"debug", "info", "warning", "error", "critical"} else "info"
+
+
+wsgi_app = "freemad.bot.web:app_from_env()"
+bind = [_os.environ.get("FREEMAD_BIND", "127.0.0.1:8000")]
+workers = _workers()
+worker_class = "gthread"
+threads = 4
+timeout = 30
+graceful_timeout = 30
+keepalive = 5
+# Recycle workers now and then, staggered so they do not all restart at once.
+max_requests = 1000
+max_requests_jitter = 100
+# Each worker builds its own app after the fork: nothing (no SQLite connection) crosses it.
+preload_app = False
+accesslog = "-"
+errorlog = "-"
+loglevel = _level()
+logger_class = JsonLogger
+proc_name = "freemad-bot"
+# gunicorn >= 25 opens a control socket in $HOME by default, where two bots on one host (or two
+# test runs) would fight over it; signals (HUP, TERM, TTIN, TTOU) still manage the master.
+control_socket_disable = True
+# gunicorn's worker heartbeat files: tmpfs, where there is one, beats a container's overlayfs.
+worker_tmp_dir = "/dev/shm" if _os.path.isdir("/dev/shm") else None  # noqa: S108  # not a temp file: heartbeats
+
+__all__ = [
+    "JsonLogger",
+    "accesslog",
+    "bind",
+    "control_socket_disable",
+    "errorlog",
+    "graceful_timeout",
+    "keepalive",
+    "logger_class",
+    "loglevel",
+    "max_requests",
+    "max_requests_jitter",
+    "preload_app",
+    "proc_name",
+    "threads",
+    "timeout",
+    "worker_class",
+    "worker_tmp_dir",
+    "workers",
+    "wsgi_app",
+]

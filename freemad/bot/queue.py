@@ -1,0 +1,159 @@
+"""The local executor's durable queue: huey on SQLite (or Redis), and claims so a job completes once.
+
+Huey deletes a message as a worker takes it, so a worker killed mid-job takes its message with
+it. The delivery log is the source of truth instead: `done`, `ignored` and `parked` are final.
+`Claims` (`state_dir/claims.db`) is the lock: a job runs a delivery only while holding its claim,
+a lease renewed while it works that lapses when renewals stop, or at once when its process is
+gone. A job claims first, reads the status after, and marks `done` still holding the claim, so
+any second message for the delivery finds it finished. `recover_stale`, run by every worker at
+start and each minute, re-enqueues unfinished deliveries with no message and no live claim.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from freemad.bot.claims import LEASE_SECONDS, Claims
+from freemad.errors import UsageError
+
+if TYPE_CHECKING:
+    from freemad.bot.deliveries import DeliveryLog
+    from freemad.bot.settings import BotSettings
+    from freemad.bot.worker import ForgeFactory, Run
+
+log = logging.getLogger("freemad.bot.queue")
+
+QUEUE_NAME = "freemad-bot"
+TASK_NAME = "handle_delivery"
+HEARTBEAT_KEY = "freemad:worker-heartbeat"
+RECOVER_AFTER = 60.0  # a queued or failed delivery with no message this long is re-enqueued
+RECOVER_SCAN = 2000  # how many of the latest deliveries a sweep looks at
+FINISHED = frozenset({"done", "ignored", "parked"})
+_TASKS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def make_huey(settings: BotSettings) -> Any:
+    """The queue: SQLite in the state directory, or Redis when FREEMAD_QUEUE_URL names one."""
+    from huey import RedisHuey, SqliteHuey  # type: ignore[import-untyped]
+
+    if settings.queue_url is not None:
+        try:
+            import redis  # type: ignore[import-not-found,unused-ignore]  # noqa: F401
+        except ImportError:
+            raise UsageError(
+                "FREEMAD_QUEUE_URL names a Redis server but the redis package is not installed: "
+                "pip install 'freemad[redis]'"
+            ) from None
+        return RedisHuey(QUEUE_NAME, url=settings.queue_url.get_secret_value(), results=False)
+    settings.state_dir.mkdir(parents=True, exist_ok=True)
+    return SqliteHuey(QUEUE_NAME, filename=str(settings.state_dir / "queue.db"), results=False)
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """How often and how patiently a failing delivery is tried: 30 s, 1, 2, 4 min, then parked."""
+
+    attempts: int = 5
+    base: float = 30.0
+    factor: float = 2.0
+    cap: float = 15 * 60.0
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait after the `attempt`-th try (from 1) failed."""
+        return float(min(self.cap, self.base * self.factor ** (attempt - 1)))
+
+
+def register(
+    huey: Any,
+    settings: BotSettings,
+    *,
+    deliveries: DeliveryLog | None = None,
+    claims: Claims | None = None,
+    run: Run | None = None,
+    forge_factory: ForgeFactory | None = None,
+    backoff: Backoff | None = None,
+    lease: float = LEASE_SECONDS,
+) -> Any:
+    """Register `handle_delivery(delivery_id)` on `huey` and return it (a huey task).
+
+    The keywords go to `worker.Job`; tests pass a recording forge and a scripted `run`. The web
+    process registers the task too, only to enqueue it: nothing is opened until a job runs.
+    """
+    from freemad.bot.worker import Job  # here: the worker module imports this one
+
+    backoff = backoff or Backoff()
+    job = Job(
+        settings,
+        deliveries=deliveries,
+        claims=claims,
+        run=run,
+        forge_factory=forge_factory,
+        backoff=backoff,
+        lease=lease,
+    )
+
+    # huey's own retries only cover a failure of the bookkeeping itself: a failing delivery is
+    # retried by `Job`, which counts attempts in claims.db (durable, unlike huey's count).
+    @huey.task(  # type: ignore[untyped-decorator]  # huey ships no type hints
+        retries=backoff.attempts - 1,
+        retry_delay=backoff.base,
+        retry_backoff=backoff.factor,
+        name=TASK_NAME,
+    )
+    def handle_delivery(delivery_id: str) -> str:
+        return job.handle(delivery_id)
+
+    _TASKS[huey] = handle_delivery
+    return handle_delivery
+
+
+def enqueue(huey: Any, delivery_id: str) -> None:
+    """Put one `handle_delivery(delivery_id)` message on the queue (`register` first)."""
+    task = _TASKS.get(huey)
+    if task is None:
+        raise RuntimeError("register(huey, settings) before enqueueing on this huey instance")
+    task(delivery_id)
+
+
+def waiting(huey: Any) -> set[str]:
+    """The deliveries with a message in the queue or the schedule (retries waiting their turn)."""
+    return {str(task.args[0]) for task in [*huey.pending(), *huey.scheduled()] if task.args}
+
+
+def recover_stale(
+    deliveries: DeliveryLog,
+    huey: Any,
+    older_than: float = RECOVER_AFTER,
+    *,
+    claims: Claims,
+    now: float | None = None,
+) -> list[str]:
+    """Re-enqueue every unfinished delivery that nothing will otherwise run; their ids.
+
+    `running` with no live claim: its worker died. `queued` or `failed` (after an attempt) with
+    no message for `older_than` seconds: its message was lost (taken by a worker killed before
+    it claimed, or dropped between huey's schedule and queue). A `failed` delivery that never had
+    an attempt was refused at submission; GitHub's redelivery brings it back, not this sweep.
+    """
+    now = time.time() if now is None else now
+    queued = waiting(huey)
+    recovered = []
+    for record in deliveries.recent(RECOVER_SCAN):
+        status, delivery_id = record.status, record.delivery_id
+        if status not in ("queued", "running", "failed") or delivery_id in queued:
+            continue
+        if status == "failed" and record.attempts == 0:
+            continue
+        if status != "running" and now - record.updated_at < older_than:
+            continue
+        if claims.live(delivery_id):
+            continue
+        enqueue(huey, delivery_id)
+        recovered.append(delivery_id)
+    if recovered:
+        log.warning("re-enqueued %d stale deliveries: %s", len(recovered), ", ".join(recovered))
+    return recovered

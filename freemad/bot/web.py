@@ -1,0 +1,349 @@
+"""The bot's web edge: verify the signature, answer `ping`, record, hand to the executor, reply.
+
+GitHub waits 10 seconds for an answer and a run takes minutes, so nothing here does the work:
+`POST /webhook` only checks and enqueues, `GET /healthz` reports. Every answer is JSON. Nothing
+happens at import time; `app_from_env()` is what gunicorn calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import hmac
+import json
+import logging
+import os
+import re
+import sqlite3
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, Response, jsonify, request
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+
+from freemad.bot.base import Delivery, Executor
+from freemad.bot.deliveries import DeliveryLog
+from freemad.bot.settings import BotSettings
+from freemad.redact import Redactor
+
+log = logging.getLogger("freemad.bot.web")
+
+SIGNATURE_HEADER = "X-Hub-Signature-256"
+_SIGNATURE_PREFIX = "sha256="
+_HEADER_VALUE = re.compile(r"[A-Za-z0-9._:-]{1,200}")  # event names and delivery GUIDs
+_DAY = 24 * 3600.0
+
+
+def create_app(
+    settings: BotSettings, *, executor: Executor, deliveries: DeliveryLog | None = None
+) -> Flask:
+    """The Flask app of the web edge; `deliveries` defaults to the log in the state directory."""
+    if deliveries is None:
+        deliveries = DeliveryLog(settings.deliveries_path)
+    edge = _Edge(settings, executor, deliveries)
+    app = Flask("freemad.bot")
+    # Werkzeug refuses (413) to read more than this, whatever Content-Length claims.
+    app.config["MAX_CONTENT_LENGTH"] = settings.max_body
+    app.extensions["freemad.deliveries"] = edge.deliveries
+    _scrub_secrets(settings)
+    app.add_url_rule("/webhook", view_func=edge.webhook, methods=["POST"])
+    app.add_url_rule("/healthz", view_func=edge.healthz, methods=["GET"])
+    app.register_error_handler(HTTPException, _http_error)
+    app.register_error_handler(Exception, _internal_error)
+    return app
+
+
+class _GateUnavailable(Exception):
+    pass
+
+
+class _WriteGate:
+    """One acknowledgement writes at a time, across threads and gunicorn's worker processes.
+
+    SQLite serialises writers anyway, but a writer that finds the database locked sleeps in
+    steps of up to 100 ms before it looks again; under 16 concurrent senders that put the 99th
+    percentile past 200 ms. Queueing on a file lock instead wakes the next writer the moment
+    the last one is done (each holds it for about a millisecond).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._fd: int | None = None
+        self._pid = 0
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        with self._lock:
+            if self._fd is None or self._pid != os.getpid():  # a fork has a file of its own
+                try:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+                except OSError as exc:
+                    raise _GateUnavailable(str(exc)) from exc
+                self._pid = os.getpid()
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+
+class _Edge:
+    """The two endpoints, over one settings, executor and delivery log."""
+
+    def __init__(self, settings: BotSettings, executor: Executor, deliveries: DeliveryLog) -> None:
+        self.gate = _WriteGate(Path(settings.state_dir) / "ack.lock")
+        self.max_body = settings.max_body
+        self.secret = settings.webhook_secret.get_secret_value().encode("utf-8")
+        self.executor = executor
+        self.deliveries = deliveries
+
+    def webhook(self) -> tuple[Response, int]:
+        length = request.content_length
+        if length is not None and length > self.max_body:
+            return _too_large(self.max_body)
+        try:
+            body = request.get_data(cache=True)
+        except RequestEntityTooLarge:
+            return _too_large(self.max_body)
+        # Nothing of the request is looked at until its signature holds.
+        if not verify_signature(self.secret, body, request.headers.get(SIGNATURE_HEADER)):
+            log.warning("webhook signature missing or wrong", extra={"status": 401})
+            return _error(401, f"missing or wrong {SIGNATURE_HEADER} signature")
+        event = request.headers.get("X-GitHub-Event", "")
+        delivery_id = request.headers.get("X-GitHub-Delivery", "")
+        if not _HEADER_VALUE.fullmatch(event) or not _HEADER_VALUE.fullmatch(delivery_id):
+            return _error(400, "X-GitHub-Event and X-GitHub-Delivery are required")
+        payload = _parse_object(body)
+        if payload is None:
+            hint = ""
+            if request.mimetype == "application/x-www-form-urlencoded":
+                hint = "; set the webhook's content type to application/json"
+            return _error(400, f"the payload is not a JSON object{hint}", delivery_id)
+        delivery = _delivery(delivery_id, event, payload, body)
+        if event == "ping":
+            self.deliveries.record(delivery, status="ignored")
+            log.info(
+                "ping", extra={"delivery_id": delivery_id, "event": event, "status": "ignored"}
+            )
+            return jsonify({"ok": True, "zen": payload.get("zen")}), 200
+        return self._enqueue(delivery)
+
+    def _enqueue(self, delivery: Delivery) -> tuple[Response, int]:
+        delivery_id = delivery.delivery_id
+        where = {"delivery_id": delivery_id, "event": delivery.event}
+        try:
+            with self.gate.held():
+                return self._record_and_submit(delivery, where)
+        except _GateUnavailable:
+            log.exception("cannot open the acknowledgement lock", extra={**where, "status": 503})
+            return _error(503, "the delivery log is unavailable; redeliver later", delivery_id)
+
+    def _record_and_submit(self, delivery: Delivery, where: dict[str, str]) -> tuple[Response, int]:
+        delivery_id = delivery.delivery_id
+        try:
+            is_new = self.deliveries.record(delivery, status="queued")
+        except (sqlite3.Error, OSError):
+            log.exception("cannot record the delivery", extra={**where, "status": 503})
+            return _error(503, "the delivery log is unavailable; redeliver later", delivery_id)
+        if not is_new:
+            log.info("duplicate delivery", extra={**where, "status": "duplicate"})
+            return jsonify({"duplicate": True, "delivery_id": delivery_id}), 200
+        try:
+            self.executor.submit(delivery)
+        except Exception as exc:
+            log.exception("submit failed", extra={**where, "status": "failed"})
+            # Failed with no attempt: a redelivery of it will be accepted (deliveries.py).
+            self.deliveries.mark(delivery_id, "failed", f"submit failed: {type(exc).__name__}")
+            return _error(
+                503, "could not enqueue the delivery; redeliver it from GitHub", delivery_id
+            )
+        log.info("accepted", extra={**where, "status": "queued"})
+        return jsonify({"accepted": delivery_id}), 202
+
+    def healthz(self) -> tuple[Response, int]:
+        now = time.time()
+        try:
+            counts = self.deliveries.counts(since=now - _DAY)
+        except (sqlite3.Error, OSError) as exc:
+            log.error("delivery log unavailable: %s", type(exc).__name__, extra={"status": 503})
+            return jsonify({"ok": False, "error": "the delivery log is unavailable"}), 503
+        try:
+            depth, beat = self.executor.depth(), self.executor.heartbeat()
+        except Exception:
+            log.exception("executor unavailable", extra={"status": 503})
+            return jsonify({"ok": False, "error": "the executor is unavailable"}), 503
+        since_beat = None if beat is None else round(max(0.0, now - beat), 3)
+        body = {"ok": True, "queue_depth": depth, "worker_heartbeat": since_beat}
+        return jsonify({**body, "deliveries": counts}), 200
+
+
+def _http_error(exc: HTTPException) -> tuple[Response, int]:
+    return _error(exc.code or 500, exc.description or exc.name)
+
+
+def _internal_error(exc: Exception) -> tuple[Response, int]:
+    delivery_id = request.headers.get("X-GitHub-Delivery", "")
+    delivery_id = delivery_id if _HEADER_VALUE.fullmatch(delivery_id) else ""
+    log.exception(
+        "unhandled error in %s %s",
+        request.method,
+        request.path,
+        extra={"delivery_id": delivery_id or None, "status": 500},
+    )
+    return _error(500, "internal error", delivery_id or None)
+
+
+def app_from_env() -> Flask:
+    """The app as gunicorn runs it: settings from the environment, the chosen executor."""
+    import os
+
+    from freemad.bot.executors import executor_from
+
+    settings = BotSettings.from_env(os.environ)
+    configure_logging(settings)
+    return create_app(settings, executor=executor_from(settings))
+
+
+def verify_signature(secret: bytes, body: bytes, header: str | None) -> bool:
+    """True when `header` is `sha256=` + the HMAC-SHA256 of `body` under `secret`."""
+    if not header or not header.startswith(_SIGNATURE_PREFIX):
+        return False
+    expected = _SIGNATURE_PREFIX + hmac.new(secret, body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected.encode("ascii"), header.encode("utf-8", "replace"))
+
+
+def _parse_object(body: bytes) -> dict[str, Any] | None:
+    try:
+        payload = json.loads(body)
+    except (ValueError, RecursionError):  # bad UTF-8 or JSON; absurd nesting
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def _delivery(delivery_id: str, event: str, payload: dict[str, Any], body: bytes) -> Delivery:
+    action = payload.get("action")
+    installation = payload.get("installation")
+    repository = payload.get("repository")
+    installation_id = installation.get("id") if isinstance(installation, dict) else None
+    repo = repository.get("full_name") if isinstance(repository, dict) else None
+    return Delivery(
+        delivery_id=delivery_id,
+        event=event,
+        action=action if isinstance(action, str) else None,
+        installation_id=installation_id
+        if isinstance(installation_id, int) and not isinstance(installation_id, bool)
+        else None,
+        repo=repo if isinstance(repo, str) else None,
+        body=body,
+    )
+
+
+def _error(code: int, message: str, delivery_id: str | None = None) -> tuple[Response, int]:
+    body: dict[str, Any] = {"error": message}
+    if delivery_id:
+        body["delivery_id"] = delivery_id
+    return jsonify(body), code
+
+
+def _too_large(limit: int) -> tuple[Response, int]:
+    log.warning("payload over %d bytes refused", limit, extra={"status": 413})
+    return _error(413, f"the payload is larger than {limit} bytes")
+
+
+class JsonLogFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message, and the delivery's fields.
+
+    With a `redactor`, the message and any traceback pass through it, so a secret that slipped
+    into an exception (a queue URL with its password, say) never reaches the log.
+    """
+
+    FIELDS = ("delivery_id", "event", "status")
+
+    def __init__(self, redactor: Redactor | None = None) -> None:
+        super().__init__()
+        self.redactor = redactor
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, timezone.utc).isoformat(),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": self._clean(record.getMessage()),
+        }
+        for key in self.FIELDS:
+            value = getattr(record, key, None)
+            if value is not None:
+                entry[key] = value
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:
+            entry["exception"] = self._clean(record.exc_text)
+        return json.dumps(entry, default=str)
+
+    def _clean(self, text: str) -> str:
+        return self.redactor.text(text) if self.redactor is not None else text
+
+
+def configure_logging(settings: BotSettings) -> None:
+    """JSON lines on stderr for the `freemad` logger, with every secret's text redacted."""
+    logger = logging.getLogger("freemad")
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+        handler.close()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonLogFormatter(secret_redactor(settings)))
+    logger.addHandler(handler)
+    logger.setLevel(settings.log_level)
+    logger.propagate = False
+
+
+def secret_redactor(settings: BotSettings) -> Redactor:
+    """Blanks the text of every secret in `settings`."""
+    # Longest first, so a secret that contains another is blanked whole.
+    ordered = sorted(set(settings.secret_values()), key=len, reverse=True)
+    return Redactor([re.escape(value) for value in ordered])
+
+
+class _SecretScrubber(logging.Filter):
+    """Blanks known secrets in this module's records (message and traceback) before any handler.
+
+    The executor's exceptions are logged here, and their text is not ours: a Redis error may
+    quote its URL, password included. Filtering the record itself keeps every handler clean.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.redactor = Redactor([])
+        self._secrets: set[str] = set()
+
+    def add(self, secrets: list[str]) -> None:
+        self._secrets.update(secrets)
+        ordered = sorted(self._secrets, key=len, reverse=True)  # longest first, as above
+        self.redactor = Redactor([re.escape(value) for value in ordered])
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        redactor = self.redactor
+        record.msg, record.args = redactor.text(record.getMessage()), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = "".join(traceback.format_exception(*record.exc_info)).rstrip("\n")
+        if record.exc_text:
+            record.exc_text = redactor.text(record.exc_text)
+        return True
+
+
+_SCRUBBER = _SecretScrubber()
+
+
+def _scrub_secrets(settings: BotSettings) -> None:
+    _SCRUBBER.add(settings.secret_values())
+    if _SCRUBBER not in log.filters:
+        log.addFilter(_SCRUBBER)

@@ -1,0 +1,43 @@
+"""The real `create_app`, for real gunicorn in tests: each submission is appended to a file.
+
+gunicorn imports this in each worker (preload_app is off); `SUBMISSIONS_ENV` names the file, a
+JSON line per submitted delivery, written with one `write` on an O_APPEND descriptor so lines
+from several worker processes never interleave.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from freemad.bot.base import Delivery
+from freemad.bot.settings import BotSettings
+from freemad.bot.web import configure_logging, create_app
+
+SUBMISSIONS_ENV = "FREEMAD_TEST_SUBMISSIONS"
+
+
+class FileExecutor:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def submit(self, delivery: Delivery) -> None:
+        line = json.dumps({"delivery_id": delivery.delivery_id, "pid": os.getpid()}) + "\n"
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode())
+        finally:
+            os.close(fd)
+
+    def depth(self) -> int | None:
+        return len(self.path.read_text().splitlines()) if self.path.exists() else 0
+
+    def heartbeat(self) -> float | None:
+        return time.time()
+
+
+settings = BotSettings.from_env(os.environ)
+configure_logging(settings)
+app = create_app(settings, executor=FileExecutor(Path(os.environ[SUBMISSIONS_ENV])))
