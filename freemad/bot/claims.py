@@ -23,7 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from freemad.errors import FreemadError
-from freemad.github.forge import Forge, PostedComment, PullRequestDetails, PullRequestRef
+from freemad.github.forge import (
+    Forge,
+    IssueDetails,
+    PostedComment,
+    PullRequestDetails,
+    PullRequestRef,
+)
 
 LEASE_SECONDS = 120.0  # a claim not renewed for this long is up for grabs
 
@@ -263,6 +269,9 @@ class JournalForge:
 
     def pull_request(self, repo: str, number: int) -> PullRequestDetails:
         return self.inner.pull_request(repo, number)
+
+    def issue(self, repo: str, number: int) -> IssueDetails:
+        return self.inner.issue(repo, number)
 
     def find_pull_request(self, repo: str, *, head: str, base: str) -> PullRequestRef | None:
         return self.inner.find_pull_request(repo, head=head, base=base)

@@ -109,7 +109,7 @@ def dispatch_for(delivery: Delivery, *, self_login: str | None = None) -> Dispat
         login=user.login,
         login_type=user.type,
         verb=verb,
-        inputs={**inputs, "issue": str(number)},
+        inputs={**inputs, "issue": str(number), "sender": user.login},
         runs_url=f"{repository.html_url}/actions/workflows/{WORKFLOW}",
     )
 

@@ -97,10 +97,53 @@ def _handle(router: Router, event_name: str, payload: bytes, inputs: Inputs) -> 
         dispatched = data.get("inputs") or {}
         mode = dispatched.get("mode") or inputs.mode
         requirement = dispatched.get("requirement") or inputs.requirement
+        issue = str(dispatched.get("issue") or "").strip()
+        if issue:
+            return router.handle("issue_comment", _dispatched_comment(router, data, issue))
         if mode in ("auto", "debate") and requirement:
             return router.debate_on(requirement, inputs.rounds)
-        return Outcome("ignored", "workflow_dispatch needs inputs mode=debate and a requirement")
+        return Outcome("ignored", "workflow_dispatch needs a requirement to debate, or an issue")
     return router.handle(event_name, payload)
+
+
+def _dispatched_comment(router: Router, data: dict[str, Any], issue: str) -> dict[str, Any]:
+    """A dispatch from the webhook bot (FREEMAD_EXECUTOR=actions) as the comment it stands for.
+
+    The inputs name the issue, the person who asked (`sender`), the mode and the command text;
+    the job reads the issue back and routes a comment by that person, so the permission check
+    and everything after it are the same as for a comment the job received itself.
+    """
+    inputs = data.get("inputs") or {}
+    repository = data.get("repository") or {}
+    repo = str(repository.get("full_name", ""))
+    if not issue.isdigit() or not repo:
+        raise UsageError(f"workflow_dispatch input issue is {issue!r}; expected an issue number")
+    found = router.forge.issue(repo, int(issue))
+    mode = str(inputs.get("mode") or "auto")
+    text = str(inputs.get("requirement") or "")
+    body = text if mode == "auto" else f"/freemad {mode} {text}".rstrip()
+    sender = str(inputs.get("sender") or "")
+    if not sender:
+        raise UsageError("workflow_dispatch from the bot needs the sender input (who asked)")
+    person = {"login": sender, "id": 0, "type": "User"}
+    issue_data: dict[str, Any] = {
+        "number": found.number,
+        "title": found.title,
+        "body": found.body,
+        "user": person,
+        "labels": [],
+        "state": "open",
+        "html_url": found.html_url,
+    }
+    if found.is_pull_request:
+        issue_data["pull_request"] = {"url": found.html_url, "html_url": found.html_url}
+    return {
+        "action": "created",
+        "issue": issue_data,
+        "comment": {"id": 0, "body": body, "user": person, "html_url": found.html_url},
+        "repository": repository,
+        "sender": person,
+    }
 
 
 def _report(

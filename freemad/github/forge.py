@@ -48,6 +48,17 @@ class PullRequestRef:
 
 
 @dataclass(frozen=True)
+class IssueDetails:
+    """An issue (or a pull request, seen as an issue) as a dispatched job reads it back."""
+
+    number: int
+    title: str
+    body: str
+    html_url: str
+    is_pull_request: bool
+
+
+@dataclass(frozen=True)
 class PullRequestDetails:
     """What an evolve run needs of a pull request: where its head is, and whose it is."""
 
@@ -82,6 +93,10 @@ class Forge(Protocol):
 
     def pull_request(self, repo: str, number: int) -> PullRequestDetails:
         """A pull request's head and base (a comment's payload does not carry them)."""
+        ...
+
+    def issue(self, repo: str, number: int) -> IssueDetails:
+        """An issue's title and body (a workflow_dispatch payload carries only its number)."""
         ...
 
     def find_pull_request(self, repo: str, *, head: str, base: str) -> PullRequestRef | None:
@@ -129,6 +144,7 @@ class RecordingForge:
     pulls: dict[tuple[str, int], _FakePull] = field(default_factory=dict)
     dispatches: list[tuple[str, str, str, dict[str, str]]] = field(default_factory=list)
     details: dict[tuple[str, int], PullRequestDetails] = field(default_factory=dict)
+    issues: dict[tuple[str, int], IssueDetails] = field(default_factory=dict)
     _failures: dict[str, list[Exception]] = field(default_factory=dict)
     _next_id: int = 1000
 
@@ -210,6 +226,13 @@ class RecordingForge:
         if pull is None:
             raise self._missing("PATCH", f"/repos/{repo}/pulls/{number}")
         pull.body = body
+
+    def issue(self, repo: str, number: int) -> IssueDetails:
+        self._record("issue", repo=repo, number=number)
+        found = self.issues.get((repo, number))
+        if found is None:
+            raise self._missing("GET", f"/repos/{repo}/issues/{number}")
+        return found
 
     def pull_request(self, repo: str, number: int) -> PullRequestDetails:
         self._record("pull_request", repo=repo, number=number)

@@ -29,7 +29,13 @@ from github.GithubException import GithubException
 from github.IssueComment import IssueComment
 from github.Repository import Repository
 
-from freemad.github.forge import ForgeError, PostedComment, PullRequestDetails, PullRequestRef
+from freemad.github.forge import (
+    ForgeError,
+    IssueDetails,
+    PostedComment,
+    PullRequestDetails,
+    PullRequestRef,
+)
 from freemad.redact import RedactingFilter, Redactor
 
 log = logging.getLogger("freemad.github")
@@ -343,6 +349,12 @@ class PyGithubForge:
             lambda: self._repo(repo).get_pull(number).edit(body=body),
             idempotent=True,
         )
+
+    def issue(self, repo: str, number: int) -> IssueDetails:
+        path = f"/repos/{repo}/issues/{number}"
+        found = self._call("GET", path, lambda: self._repo(repo).get_issue(number), idempotent=True)
+        is_pull = found.pull_request is not None
+        return IssueDetails(found.number, found.title, found.body or "", found.html_url, is_pull)
 
     def pull_request(self, repo: str, number: int) -> PullRequestDetails:
         path = f"/repos/{repo}/pulls/{number}"

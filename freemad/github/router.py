@@ -140,7 +140,10 @@ class Router:
         if command.verb == "help":
             return self.reply(thread, "help", text=help_text())
         try:
-            self.forge.react(thread.repo, event.comment.id, "eyes")
+            if (
+                event.comment.id > 0
+            ):  # 0: a command the webhook bot dispatched, no comment of its own
+                self.forge.react(thread.repo, event.comment.id, "eyes")
         except ForgeError as exc:  # the 👀 is a courtesy; the command still runs
             _log.warning("could not react to comment %s: %s", event.comment.id, exc.one_line())
         if command.verb in ("debate", "plan", "code", "evolve"):

@@ -110,6 +110,7 @@ class StandIn:
         self.comments: dict[int, dict[str, Any]] = {}
         self.reactions: list[dict[str, Any]] = []
         self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
+        self.issues: dict[tuple[str, int], dict[str, Any]] = {}
         self.dispatches: list[dict[str, Any]] = []
         self.rate_remaining = 5000
         self._faults: list[_Fault] = []
@@ -220,6 +221,18 @@ class StandIn:
         pull.update(base=self._part(repo, f"{repo.split('/', 1)[0]}:{base_ref}"))
         self.pulls[(repo, number)] = {**pull, "repo": repo}
 
+    def add_issue(self, repo: str, number: int, title: str, body: str) -> None:
+        """Seed an issue someone opened (the one a dispatched job reads back)."""
+        api, web = f"/repos/{repo}/issues/{number}", f"/{repo}/issues/{number}"
+        issue = self._item(api, web, next(self._ids), "I")
+        issue.update(number=number, title=title, body=body, state="open", labels=[])
+        issue.update(user=self.user("octocat"), pull_request=None, repo=repo)
+        self.issues[(repo, number)] = issue
+
+    def _issue(self, method: str, repo: str, number: str, body: Any, query: Query) -> Reply:
+        issue = self.issues.get((repo, int(number)))
+        return NOT_FOUND if issue is None else (200, _public(issue))
+
     def add_comment(self, repo: str, number: int, body: str, comment_id: int) -> None:
         """Seed a comment someone else wrote (the one a webhook payload is about)."""
         web = f"/{repo}/issues/{number}#issuecomment-{comment_id}"
@@ -327,6 +340,7 @@ class StandIn:
         ("GET", r"/pulls", "_list_pulls"),
         ("POST", r"/pulls", "_open_pull"),
         ("GET PATCH", r"/pulls/(\d+)", "_pull"),
+        ("GET", r"/issues/(\d+)", "_issue"),
         ("POST", r"/actions/workflows/([^/]+)/dispatches", "_dispatch"),
     )
 

@@ -344,7 +344,12 @@ def test_a_label_dispatches_the_workflow_and_links_its_runs(
     actions.submit(LABELED)
 
     assert env.forge.dispatches == [
-        (REPO, "freemad.yml", "main", {"mode": "debate", "requirement": "", "issue": "7"})
+        (
+            REPO,
+            "freemad.yml",
+            "main",
+            {"mode": "debate", "requirement": "", "issue": "7", "sender": "alice"},
+        )
     ]
     (comment,) = env.forge.calls_to("comment")
     assert f"https://github.com/{REPO}/actions/workflows/freemad.yml" in comment.args["body"]
@@ -358,7 +363,12 @@ def test_a_command_is_dispatched_as_its_text(env: Env, actions: ActionsExecutor)
     actions.submit(job)
 
     inputs = env.forge.dispatches[0][3]
-    assert inputs == {"mode": "auto", "requirement": "/freemad plan add a cache", "issue": "7"}
+    assert inputs == {
+        "mode": "auto",
+        "requirement": "/freemad plan add a cache",
+        "issue": "7",
+        "sender": "alice",
+    }
 
 
 def test_someone_without_write_access_is_refused_and_nothing_is_dispatched(

@@ -196,3 +196,50 @@ def test_a_broken_config_is_an_error_annotation_with_the_fix(
     [annotation] = [line for line in done.stdout.splitlines() if line.startswith("::error")]
     assert "cli_comand" in annotation and "Fix: correct the config file" in annotation
     assert api.calls == []
+
+
+@pytest.mark.parametrize(
+    ("inputs", "expected"),
+    [
+        ({"mode": "debate", "requirement": ""}, "Pick a cache eviction policy"),  # a label
+        ({"mode": "auto", "requirement": "/freemad debate rounds=0 Use LRU?"}, "Use LRU?"),
+    ],
+)
+def test_a_dispatch_from_the_webhook_bot_runs_for_the_person_who_asked(
+    tmp_path: Path, origin: Path, api: StandIn, inputs: dict[str, str], expected: str
+) -> None:
+    workspace = job(tmp_path, origin, "job1")
+    api.add_issue(REPO, 7, "Pick a cache eviction policy", "LRU or LFU?")
+    event = {
+        "inputs": {**inputs, "issue": "7", "sender": "alice", "rounds": ""},
+        "ref": "refs/heads/main",
+        "repository": repository(),
+        "sender": user("freemad-app[bot]", "Bot"),
+    }
+    done, outputs, _ = run_job(
+        workspace, api, "workflow_dispatch", event, write_config(workspace, "debate")
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert outputs["status"] == "completed" and expected in outputs["final-answer"]
+    [posted] = [c for c in api.calls if c.method == "POST"]
+    assert (
+        posted.path == f"/repos/{REPO}/issues/7/comments" and "**Winner:**" in posted.body["body"]
+    )
+    checked = [c.path for c in api.calls if c.path.endswith("/permission")]
+    assert checked == [f"/repos/{REPO}/collaborators/alice/permission"]  # alice, not the App
+
+
+def test_a_dispatch_for_someone_without_write_access_runs_nothing(
+    tmp_path: Path, origin: Path, api: StandIn
+) -> None:
+    workspace = job(tmp_path, origin, "job1")
+    api.add_issue(REPO, 7, "Pick a cache eviction policy", "LRU or LFU?")
+    event = {
+        "inputs": {"mode": "debate", "requirement": "", "issue": "7", "sender": "mallory"},
+        "repository": repository(),
+        "sender": user("freemad-app[bot]", "Bot"),
+    }
+    done, outputs, _ = run_job(
+        workspace, api, "workflow_dispatch", event, write_config(workspace, "debate")
+    )
+    assert done.returncode == 0 and outputs["status"] == "refused"
