@@ -9,7 +9,8 @@ delivery id. Latency is from sending the request to reading the whole answer.
 Figures: acknowledgement latency (p50, p90, p99, max) against the 50 ms p99 budget, deliveries
 per second over the run, and the resident memory of the gunicorn master and each web worker.
 
-Run: .venv/bin/python benchmarks/bot_ack.py [--senders 16] [--per-sender 100] [--workers 4]
+Run: .venv/bin/python benchmarks/bot_ack.py [--senders 16] [--per-sender 100] [--workers N]
+(--workers defaults to the bot's own default, CPUs + 1.)
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--senders", type=int, default=16)
     parser.add_argument("--per-sender", type=int, default=100)
-    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=(os.cpu_count() or 1) + 1)
     parser.add_argument(
         "--rate", type=float, default=10.0, help="deliveries a second per sender, open loop"
     )

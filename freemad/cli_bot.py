@@ -35,7 +35,7 @@ def bot_group() -> None:
     "--workers",
     type=click.IntRange(1, 64),
     default=None,
-    help="gunicorn worker processes (default: FREEMAD_WORKERS, else 2 x CPUs + 1, at most 8).",
+    help="gunicorn worker processes (default: FREEMAD_WORKERS, else CPUs + 1, at most 8).",
 )
 def serve(host: str, port: int, workers: int | None) -> None:
     """Serve POST /webhook and GET /healthz with gunicorn.

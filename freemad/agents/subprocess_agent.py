@@ -25,6 +25,29 @@ _EXIT_GRACE = 0.2
 _REAP_WAIT = 5.0
 
 
+# FREE-MAD's own credentials: the GitHub token it comments and pushes with, the webhook secret,
+# the App's private key, the queue's URL. Agents read untrusted issue text; none of these is
+# theirs to see. Their own keys (ANTHROPIC_API_KEY, OPENAI_API_KEY, ...) pass as before.
+_NOT_FOR_AGENTS = (
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "INPUT_GITHUB_TOKEN",
+    "INPUT_GITHUB-TOKEN",
+    "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_URL",
+    "FREEMAD_GITHUB_TOKEN",
+    "FREEMAD_WEBHOOK_SECRET",
+    "FREEMAD_APP_PRIVATE_KEY",
+    "FREEMAD_QUEUE_URL",
+)
+
+
+def agent_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment an agent runs with: this process's, less FREE-MAD's own credentials."""
+    return {k: v for k, v in environ.items() if k.upper() not in _NOT_FOR_AGENTS}
+
+
 class CliAgent:
     """One agent CLI. Each call starts a fresh process in its own session (process group).
 
@@ -45,7 +68,7 @@ class CliAgent:
         self._argv: dict[Mode, list[str]] = {}
         self.max_output_bytes = max_output_bytes
         self.preset = preset_for(config.type)
-        self.env = dict(os.environ if env is None else env)
+        self.env = agent_environment(os.environ if env is None else env)
         # Agents print for a pipe, not a terminal: no colours, no pagers, no spinners.
         for key, value in (("NO_COLOR", "1"), ("TERM", "dumb"), *self.preset.env):
             self.env.setdefault(key, value)

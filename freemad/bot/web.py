@@ -60,8 +60,19 @@ def create_app(
     return app
 
 
+def _local_executors() -> tuple[type, ...]:
+    try:
+        from freemad.bot.executors import LocalExecutor
+    except ImportError:  # pragma: no cover - the module ships with the package
+        return ()
+    return (LocalExecutor,)
+
+
 class _GateUnavailable(Exception):
     pass
+
+
+_LOCAL_EXECUTORS = _local_executors()
 
 
 class _WriteGate:
@@ -140,8 +151,11 @@ class _Edge:
     def _enqueue(self, delivery: Delivery) -> tuple[Response, int]:
         delivery_id = delivery.delivery_id
         where = {"delivery_id": delivery_id, "event": delivery.event}
+        # Only local SQLite writes queue on the gate: an executor that calls GitHub (actions)
+        # must not hold up every other acknowledgement while it waits for an answer.
+        local = isinstance(self.executor, _LOCAL_EXECUTORS)
         try:
-            with self.gate.held():
+            with self.gate.held() if local else contextlib.nullcontext():
                 return self._record_and_submit(delivery, where)
         except _GateUnavailable:
             log.exception("cannot open the acknowledgement lock", extra={**where, "status": 503})

@@ -64,7 +64,7 @@ def run_delivery(settings: BotSettings, delivery: Delivery, forge: Forge, claim:
 
     config = load_config(settings.config_path) if settings.config_path else default_config()
     pages = (config.github.pages_url or "").rstrip("/")
-    routing = Settings(workspace=settings.state_dir)
+    routing = Settings(workspace=settings.state_dir, checkout=False)
     if pages:
         routing.run_url = lambda kind, run_id: f"{pages}/runs/{run_id}.html"
     with SqliteStore(settings.state_dir / "runs.db") as store:
@@ -168,12 +168,13 @@ class Job:
         raise RetryTask(reason, delay=delay)
 
     def _park(self, delivery: Delivery, claim: Claim, reason: str, attempts: int) -> str:
+        tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
         """Give up: say so on the issue (once, however often this runs), then mark `parked`."""
         where = _thread_of(delivery)
         if where is not None and claim.effect("park", 1) is None and claim.holds():
             repo, number, how = where
             body = (
-                f"FREE-MAD could not handle this and gave up after {attempts} attempts: "
+                f"FREE-MAD could not handle this and gave up after {tries}: "
                 f"{reason}\n\nTo try again, {how}. (Delivery `{delivery.delivery_id}`; "
                 "the bot's operator can find it in the worker's log.)"
             )
@@ -182,7 +183,7 @@ class Job:
                 claim.record("park", 1, Effect(repo, number, posted.id, posted.html_url))
             except Exception as exc:
                 log.error("could not comment on %s#%d: %s", repo, number, _reason(exc))
-        detail = f"gave up after {attempts} attempts: {reason}"
+        detail = f"gave up after {tries}: {reason}"
         self.deliveries.mark(delivery.delivery_id, "parked", detail[:500])
         return "parked"
 

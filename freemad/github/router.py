@@ -39,6 +39,10 @@ from freemad.github.routing import label_mode, route
 from freemad.store import Store
 
 _log = logging.getLogger("freemad.github")
+_NO_CHECKOUT = (
+    "{what} needs a checkout of the repository, which this FREE-MAD bot does not keep; run it "
+    "on GitHub Actions instead (FREEMAD_EXECUTOR=actions, docs/bot.md)"
+)
 _STEERING = ("answer", "approve", "reject", "resume", "pause", "stop", "decline", "status")
 
 
@@ -48,6 +52,7 @@ class Settings:
     allowed_bots: tuple[str, ...] = ()
     run_url: Callable[[str, str], str | None] = lambda kind, run_id: None
     workspace: Path = field(default_factory=Path.cwd)  # the checkout code tasks branch from
+    checkout: bool = True  # False: no checkout of the repository here (the bot's local worker)
 
 
 @dataclass
@@ -174,6 +179,8 @@ class Router:
     # --- starting runs ------------------------------------------------------------------------
 
     def _start(self, thread: Thread, mode: str, text: str, options: Mapping[str, Any]) -> Outcome:
+        if mode in ("code", "evolve") and not self.settings.checkout:
+            return self.reply(thread, "refused_by_run", reason=_NO_CHECKOUT.format(what=mode))
         if mode == "debate":
             return self._debate(thread, text, options)
         if mode in ("plan", "code"):
@@ -257,6 +264,9 @@ class Router:
             return self.reply(thread, "no_run", login=login, thing=what, verb=command.verb)
         if link["kind"] == "evolve":
             return threads.steer(self, thread, link, command)
+        if command.stage == "publish" and not self.settings.checkout:
+            reason = _NO_CHECKOUT.format(what="publishing")
+            return self.reply(thread, "refused_by_run", login=login, reason=reason)
         comment = _ProgressComment(self, thread, int(link["comment_id"]))
         runner = TaskRunner(self.config, self.store, ports=self.ports, on_step=comment.step)
         comment.runner, comment.task_id = runner, link["run_id"]

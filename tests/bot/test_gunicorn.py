@@ -243,7 +243,7 @@ def conf_values(**env: str) -> dict[str, Any]:
 def test_gunicorn_settings() -> None:
     defaults = conf_values()
     assert defaults["bind"] == ["127.0.0.1:8000"]
-    assert defaults["workers"] == min(2 * (os.cpu_count() or 1) + 1, 8)
+    assert defaults["workers"] == min((os.cpu_count() or 1) + 1, 8)
     assert (defaults["worker_class"], defaults["threads"], defaults["timeout"]) == (
         "gthread",
         4,

@@ -193,14 +193,21 @@ def test_steering_without_a_run_says_so(store: Any, tmp_path: Path) -> None:
     assert "there is no FREE-MAD run on this issue to answer" in body
 
 
-def test_issue_text_reaches_agents_on_stdin_never_in_argv(store: Any, tmp_path: Path) -> None:
+def test_issue_text_reaches_agents_on_stdin_never_in_argv(
+    store: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # FREE-MAD's own credentials never reach an agent; the agent's own key does.
+    monkeypatch.setenv("INPUT_GITHUB_TOKEN", "ghs_not_for_agents")
+    monkeypatch.setenv("FREEMAD_WEBHOOK_SECRET", "not-for-agents-either")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "the-agents-own")
     log = tmp_path / "calls.jsonl"
     agent = tmp_path / "recording-agent"
     agent.write_text(
         f"#!{sys.executable}\n"
-        "import json, sys\n"
+        "import json, os, sys\n"
         "prompt = sys.stdin.read()\n"
-        f"open({str(log)!r}, 'a').write(json.dumps({{'argv': sys.argv, 'stdin': prompt}}) + '\\n')\n"
+        f"open({str(log)!r}, 'a').write(json.dumps({{'argv': sys.argv, 'stdin': prompt, "
+        "'env': dict(os.environ)}) + '\\n')\n"
         "if 'DECISION:' in prompt:\n"
         "    print('DECISION: KEEP\\n\\nREASONING:\\nfine')\n"
         "else:\n"
@@ -219,6 +226,10 @@ def test_issue_text_reaches_agents_on_stdin_never_in_argv(store: Any, tmp_path: 
     assert calls, "the agent was never called"
     for call in calls:
         assert not any("UNIQUE-TITLE" in word or "pwned" in word for word in call["argv"])
+        assert (
+            "INPUT_GITHUB_TOKEN" not in call["env"] and "FREEMAD_WEBHOOK_SECRET" not in call["env"]
+        )
+        assert call["env"]["ANTHROPIC_API_KEY"] == "the-agents-own"
     first = calls[0]["stdin"]
     assert "UNIQUE-TITLE-7f3" in first and "/freemad approve" not in first
     assert "\u202e" not in first and "\u200b" not in first and "evil text" in first

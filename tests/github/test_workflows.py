@@ -32,7 +32,8 @@ EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 INPUTS = {"config", "github-token", "mode", "rounds", "requirement", "dry-run"}
 OUTPUTS = {"run-id", "status", "final-answer", "comment-url"}
 CONCURRENCY = (
-    "freemad-${{ github.event.issue.number || github.event.pull_request.number || github.run_id }}"
+    "freemad-${{ github.event.issue.number || github.event.pull_request.number"
+    " || github.event.inputs.issue || github.run_id }}"
 )
 
 
