@@ -8,6 +8,7 @@ import hashlib
 import hmac
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -49,7 +50,56 @@ def api() -> Iterator[StandIn]:
         yield running
 
 
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    """A real Redis server on loopback, for the queue several hosts can share."""
+    server = shutil.which("redis-server")
+    if server is None:
+        pytest.skip("redis-server is not installed (Debian: apt-get install redis-server)")
+    pytest.importorskip(
+        "redis", reason="the redis extra is not installed: pip install 'freemad[redis]'"
+    )
+    port = free_port()
+    command = [
+        server,
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+    ]
+    process = subprocess.Popen(
+        command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+
+    def answering() -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+                sock.sendall(b"PING\r\n")
+                return sock.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    try:
+        wait_for(answering, "redis-server", 30)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
 def test_a_signed_debate_label_becomes_a_winner_comment(tmp_path: Path, api: StandIn) -> None:
+    end_to_end(tmp_path, api, {})
+
+
+def test_the_same_with_the_queue_on_redis(tmp_path: Path, api: StandIn, redis_url: str) -> None:
+    end_to_end(tmp_path, api, {"FREEMAD_QUEUE_URL": redis_url})
+
+
+def end_to_end(tmp_path: Path, api: StandIn, extra: dict[str, str]) -> None:
     mock = str(BIN / "freemad-mock-agent")
     agents = [
         {"id": f"mock-{p}", "cli_command": f"{mock} --persona {p}", "cli_mode_arg": True}
@@ -68,6 +118,7 @@ def test_a_signed_debate_label_becomes_a_winner_comment(tmp_path: Path, api: Sta
         "FREEMAD_CONFIG": str(tmp_path / "freemad.yaml"),
         "FREEMAD_STATE_DIR": str(tmp_path / "state"),
         "FREEMAD_EXECUTOR": "local",
+        **extra,
     }
     freemad = str(BIN / "freemad")
     serve = [freemad, "bot", "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "2"]
