@@ -68,6 +68,11 @@ def _local_executors() -> tuple[type, ...]:
     return (LocalExecutor,)
 
 
+_WORKER_QUIET = (
+    60.0  # seconds without a heartbeat (workers beat every 10) before they count as gone
+)
+
+
 class _GateUnavailable(Exception):
     pass
 
@@ -196,7 +201,15 @@ class _Edge:
             log.exception("executor unavailable", extra={"status": 503})
             return jsonify({"ok": False, "error": "the executor is unavailable"}), 503
         since_beat = None if beat is None else round(max(0.0, now - beat), 3)
-        body = {"ok": True, "queue_depth": depth, "worker_heartbeat": since_beat}
+        # The web edge is healthy either way (it still accepts and queues); whether any worker
+        # is taking the work is said apart, so a monitor can alert without restarting the web.
+        alive = None if depth is None else since_beat is not None and since_beat < _WORKER_QUIET
+        body = {
+            "ok": True,
+            "queue_depth": depth,
+            "worker_heartbeat": since_beat,
+            "workers_alive": alive,
+        }
         return jsonify({**body, "deliveries": counts}), 200
 
 

@@ -309,7 +309,13 @@ def test_a_delivery_a_worker_started_is_not_run_again(bot: Bot) -> None:
 def test_healthz_reports_queue_worker_and_deliveries(bot: Bot) -> None:
     assert bot.get("/healthz") == (
         200,
-        {"ok": True, "queue_depth": 0, "worker_heartbeat": None, "deliveries": {}},
+        {
+            "ok": True,
+            "queue_depth": 0,
+            "worker_heartbeat": None,
+            "workers_alive": False,
+            "deliveries": {},
+        },
     )
     bot.post(labeled_issue(), delivery="a")
     bot.post({"zen": "hi"}, event="ping", delivery="p")
@@ -317,7 +323,9 @@ def test_healthz_reports_queue_worker_and_deliveries(bot: Bot) -> None:
     status, health = bot.get("/healthz")
     assert status == 200 and health["queue_depth"] == 1
     assert health["deliveries"] == {"queued": 1, "ignored": 1}
-    assert 30 <= health["worker_heartbeat"] < 3600
+    assert 30 <= health["worker_heartbeat"] < 3600 and health["workers_alive"]
+    bot.executor.beat = time.time() - 600
+    assert bot.get("/healthz")[1]["workers_alive"] is False  # quiet too long: say so
 
 
 def test_an_unopenable_delivery_log_is_503(tmp_path: Path) -> None:
