@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,78 +14,24 @@ from freemad.errors import FreemadError, UsageError
 from freemad.evolve.lineage import (
     Lineage,
     branch_name,
-    clean_orphans,
     commit_message,
     dirty_paths,
     resolve_seed,
     tag_name,
 )
-from tests.gittools import git, isolated_git  # noqa: F401 - isolated_git is autouse
+from tests.evolve.lineage_repos import (
+    PROTECTED,
+    RUN,
+    iterate,
+    lineage,
+    remove,
+    repo,
+    snapshot,
+    worktrees,
+)
+from tests.gittools import git, isolated_git
 
-RUN = "a1b2c3d4e5f60718"
-PROTECTED = ["tests", "bench.py", "config/limits.toml", "secrets/key"]
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """A repository with protected files, one commit, and uncommitted changes of every kind."""
-    root = tmp_path / "repo"
-    (root / "tests").mkdir(parents=True)
-    (root / "config").mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "app.py").write_text("def f():\n    return 1\n")
-    (root / "bench.py").write_text("print('bench')\n")
-    (root / "config" / "limits.toml").write_text("max = 3\n")
-    (root / "tests" / "test_app.py").write_text("def test_f():\n    assert True\n")
-    (root / "tests" / "data.txt").write_text("data\n")
-    git(root, "add", ".")
-    git(root, "commit", "-q", "-m", "first")
-    (root / "app.py").write_text("# the user's edit, not committed\n")
-    (root / "staged.txt").write_text("staged by the user\n")
-    git(root, "add", "staged.txt")
-    (root / "untracked.txt").write_text("untracked\n")
-    return root
-
-
-@pytest.fixture
-def worktrees(tmp_path: Path) -> Path:
-    return tmp_path / "worktrees"
-
-
-@pytest.fixture
-def lineage(repo: Path, worktrees: Path) -> Lineage:
-    return Lineage.open(repo, RUN, resolve_seed(repo, "HEAD"), worktrees)
-
-
-def snapshot(root: Path) -> dict[str, object]:
-    """Everything of the user's that a run must leave as it was; reading it writes nothing."""
-    files = {
-        str(p.relative_to(root)): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and ".git" not in p.relative_to(root).parts
-    }
-    return {
-        "index": (root / ".git" / "index").read_bytes(),
-        "HEAD": (root / ".git" / "HEAD").read_bytes(),
-        "head": git(root, "rev-parse", "HEAD"),
-        "main": git(root, "rev-parse", "refs/heads/main"),
-        "cached": git(root, "diff", "--cached"),
-        "status": git(root, "--no-optional-locks", "status", "--porcelain=v1", "-z", "-uall"),
-        "files": files,
-    }
-
-
-def iterate(lineage: Lineage, incumbent: str, version: int, edit: str) -> str:
-    """One admitted iteration: the worker edits app.py, the runtime commits and advances."""
-    lineage.prepare(incumbent)
-    (lineage.worktree / "app.py").write_text(edit)
-    lineage.restore_protected(PROTECTED)
-    tree = lineage.stage()
-    message = commit_message("speed up f", RUN, version, version, {"score": 1.0})
-    commit = lineage.commit(tree, incumbent, message)
-    lineage.advance(incumbent, commit, version)
-    return commit
-
+__all__ = ["isolated_git", "lineage", "repo", "worktrees"]  # fixtures, used by name
 
 # --- seed, status and names ---------------------------------------------------------------------
 
@@ -261,7 +205,7 @@ def test_tampered_protected_paths_are_restored_from_the_seed(lineage, tmp_path):
     ]
     for name, target in symlinks:
         lineage.prepare(lineage.seed)
-        _remove(wt / name)
+        remove(wt / name)
         (wt / name).symlink_to(target)
         lineage.restore_protected(PROTECTED)
         tree = lineage.stage()
@@ -381,7 +325,7 @@ def test_a_tampered_dot_git_file_does_not_redirect_us(lineage, tmp_path):
         git(other, "status", "--porcelain") == "" and git(other, "rev-parse", "HEAD") == other_head
     )
     for tamper in ("removed", "a folder", "a symlink"):
-        _remove(dot_git)
+        remove(dot_git)
         if tamper == "a folder":
             dot_git.mkdir()
             (dot_git / "HEAD").write_text("ref: refs/heads/main\n")
@@ -395,121 +339,6 @@ def test_a_tampered_dot_git_file_does_not_redirect_us(lineage, tmp_path):
         )
         assert git(lineage.worktree, "status", "--porcelain") == ""
     assert git(other, "status", "--porcelain") == ""
-
-
-# --- crashes and cleanup ------------------------------------------------------------------------
-
-
-def test_locks_and_leftovers_of_a_kill_are_recovered(lineage, repo, worktrees):
-    admin = repo / ".git" / "worktrees" / RUN
-    (admin / "index.lock").write_text("")
-    (admin / "HEAD.lock").write_text("")
-    (repo / ".git" / "refs" / "heads" / "freemad" / "evolve" / f"{RUN}.lock").write_text("")
-    again = Lineage.open(repo, RUN, lineage.seed, worktrees)
-    again.prepare(again.seed)
-    (admin / "index.lock").write_text("")  # a kill between two steps of an iteration
-    again.prepare(again.seed)
-    (again.worktree / "app.py").write_text("v1\n")
-    v1 = again.commit(again.stage(), again.seed, "v1")
-    again.advance(again.seed, v1, 1)
-    _remove(again.worktree)  # the folder is gone, its registration is not
-    assert admin.exists()
-    again = Lineage.open(repo, RUN, lineage.seed, worktrees)
-    again.prepare(v1)
-    assert (again.worktree / "app.py").read_text() == "v1\n"
-    assert again.tip() == v1  # the branch was not moved back to the seed
-
-
-def test_a_creation_cut_short_is_redone(repo, worktrees):
-    seed = resolve_seed(repo, "HEAD")
-    target = worktrees / RUN
-    reason = f"freemad: creating the worktree of evolve run {RUN}"
-    git(repo, "worktree", "add", "--detach", "--lock", "--reason", reason, str(target), seed)
-    (target / "app.py").unlink()  # the checkout was not finished
-    lineage = Lineage.open(repo, RUN, seed, worktrees)
-    lineage.prepare(seed)
-    assert not (repo / ".git" / "worktrees" / RUN / "locked").exists()
-    assert git(lineage.worktree, "status", "--porcelain") == ""
-
-
-def test_a_foreign_folder_in_the_way_is_never_deleted(repo, worktrees):
-    (worktrees / RUN).mkdir(parents=True)
-    (worktrees / RUN / "precious.txt").write_text("mine\n")
-    with pytest.raises(FreemadError, match="not a worktree of ours"):
-        Lineage.open(repo, RUN, resolve_seed(repo, "HEAD"), worktrees)
-    assert (worktrees / RUN / "precious.txt").read_text() == "mine\n"
-
-
-def test_the_worktrees_folder_must_be_outside_the_repository(repo):
-    with pytest.raises(ValueError, match="must be outside"):
-        Lineage.open(repo, RUN, resolve_seed(repo, "HEAD"), repo / "wt")
-
-
-def test_remove_and_clean_orphans(lineage, repo, worktrees):
-    other_run = "0f0f0f0f0f0f0f0f"
-    other = Lineage.open(repo, other_run, lineage.seed, worktrees)
-    assert clean_orphans(repo, worktrees, keep={RUN}) == [other.worktree]
-    assert not other.worktree.exists() and lineage.worktree.is_dir()
-    assert other_run not in git(repo, "worktree", "list")
-    assert git(repo, "rev-parse", other.branch).strip() == lineage.seed  # the branch stays
-    lineage.remove()
-    lineage.remove()
-    assert not lineage.worktree.exists() and not (repo / ".git" / "worktrees").exists()
-    assert git(repo, "rev-parse", lineage.branch).strip() == lineage.seed
-
-
-_CHILD = """
-import sys
-from pathlib import Path
-from freemad.evolve.lineage import Lineage, resolve_seed
-repo, worktrees, version = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
-seed = resolve_seed(repo, "HEAD")
-print("ready", flush=True)
-lineage = Lineage.open(repo, "{run}", seed, worktrees)
-tip = lineage.tip()
-lineage.prepare(tip)
-(lineage.worktree / "app.py").write_text(f"v{{version}}\\n")
-lineage.restore_protected(["tests"])
-tree = lineage.stage()
-lineage.advance(tip, lineage.commit(tree, tip, f"v{{version}}"), version)
-print("done", flush=True)
-"""
-
-
-def test_kill_9_at_any_point_then_open_and_prepare_recover(repo, worktrees):
-    before = snapshot(repo)
-    seed = resolve_seed(repo, "HEAD")
-    for step in range(16):  # kills spread from before the first git call to after the tag
-        child = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                _CHILD.format(run=RUN),
-                str(repo),
-                str(worktrees),
-                str(step + 1),
-            ],
-            stdout=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        assert child.stdout is not None
-        assert child.stdout.readline() == "ready\n"
-        time.sleep(step * 0.012)
-        os.killpg(child.pid, signal.SIGKILL)  # the runner and its git processes, all at once
-        child.wait()
-        child.stdout.close()
-        lineage = Lineage.open(repo, RUN, seed, worktrees)
-        assert [p.name for p in (repo / ".git" / "worktrees").iterdir()] == [RUN]
-        tip = lineage.tip()
-        lineage.prepare(tip)
-        assert git(lineage.worktree, "status", "--porcelain", "--ignored") == ""
-        (lineage.worktree / "app.py").write_text(f"again {step}\n")
-        commit = lineage.commit(lineage.stage(), tip, "again")
-        lineage.advance(tip, commit, 100 + step)
-        assert snapshot(repo) == before
-        if step % 2:
-            lineage.remove()  # the next kill may then land in the worktree's creation
 
 
 # --- commit messages ----------------------------------------------------------------------------
@@ -533,10 +362,3 @@ def test_commit_message_trailers_parse_with_git(repo):
         f"Evolve-Run: {RUN}\nEvolve-Version: v3\nEvolve-Iteration: 7\n"
         "Evolve-Score: runtime_ms=12.5, tests_pass=1.0\n"
     )
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    else:
-        path.unlink(missing_ok=True)
