@@ -34,6 +34,7 @@ from freemad.tasks.gitspace import (
     COMMIT_CONFIG,
     IDENTITY,
     commit_of,
+    open_checkout,
     open_repo,
     registered_worktrees,
 )
@@ -342,13 +343,7 @@ def commit_message(
 
 @contextmanager
 def _user_repo(path: Path) -> Iterator[git.Repo]:
-    try:
-        repo = open_repo(path, search=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise UsageError(f"{path} is not in a git repository") from None
-    with repo:
-        if repo.bare or repo.working_tree_dir is None:
-            raise UsageError(f"{path} is a bare repository; evolve needs a checkout")
+    with open_checkout(path) as repo:
         yield repo
 
 

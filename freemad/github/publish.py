@@ -23,7 +23,7 @@ from freemad.errors import FreemadError, UsageError
 from freemad.github.forge import Forge, ForgeError, PullRequestRef
 from freemad.markdown import code_span, escape_markdown, escape_markdown_block, one_line
 from freemad.store import Store
-from freemad.tasks.gitspace import COMMIT_CONFIG, commit_of, open_repo
+from freemad.tasks.gitspace import COMMIT_CONFIG, commit_of, open_checkout
 
 _TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
 _QUIET = ("--no-tags", "--no-recurse-submodules", "--no-write-fetch-head", "--quiet")
@@ -46,11 +46,7 @@ def stash_ref(task_id: str) -> str:
 
 @contextmanager
 def local_repo(workspace: Path) -> Iterator[git.Repo]:
-    try:
-        repo = open_repo(workspace, search=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise UsageError(f"{workspace} is not in a git repository") from None
-    with repo:
+    with open_checkout(workspace) as repo:
         repo.git.update_environment(**_NO_PROMPT)
         yield repo
 

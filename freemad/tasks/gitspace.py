@@ -35,11 +35,21 @@ _TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
 def open_repo(path: Path, *, search: bool = False) -> git.Repo:
     present = [name for name in _REDIRECTING if name in os.environ]
     if present:
-        raise UsageError(
-            f"{', '.join(present)} is set; unset it so git works on the task's worktree"
-        )
+        raise UsageError(f"{', '.join(present)} is set; unset it so git works where FREE-MAD means")
     repo = git.Repo(path, search_parent_directories=search)
     repo.git.update_environment(**IDENTITY)  # reflog entries need an identity too
+    return repo
+
+
+def open_checkout(path: Path) -> git.Repo:
+    """The repository `path` is in, which must have a working tree; one-line UsageErrors."""
+    try:
+        repo = open_repo(path, search=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise UsageError(f"{path} is not in a git repository") from None
+    if repo.bare or repo.working_tree_dir is None:
+        repo.close()
+        raise UsageError(f"{path} is a bare repository; FREE-MAD needs a checkout")
     return repo
 
 
