@@ -144,13 +144,12 @@ class Router:
             return refused
         if command.verb == "help":
             return self.reply(thread, "help", text=help_text())
-        try:
-            if (
-                event.comment.id > 0
-            ):  # 0: a command the webhook bot dispatched, no comment of its own
+        # Id 0 is a command the webhook bot dispatched: there is no comment of its own to mark.
+        if event.comment.id > 0:
+            try:
                 self.forge.react(thread.repo, event.comment.id, "eyes")
-        except ForgeError as exc:  # the 👀 is a courtesy; the command still runs
-            _log.warning("could not react to comment %s: %s", event.comment.id, exc.one_line())
+            except ForgeError as exc:  # the 👀 is a courtesy; the command still runs
+                _log.warning("no reaction on comment %s: %s", event.comment.id, exc.one_line())
         if command.verb in ("debate", "plan", "code", "evolve"):
             text = clean(command.full_text, limit=self._limit) or thread_text(thread, self._limit)
             return self._start(thread, command.verb, text, command.options)
