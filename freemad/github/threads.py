@@ -16,6 +16,7 @@ from freemad.errors import FreemadError
 from freemad.github.comments import render_evolve
 from freemad.github.evolve_pr import EvolveOnPr, PullRequestInfo, resume_evolve, start_evolve
 from freemad.github.publish import publish_task, stash_task_branch
+from freemad.markdown import escape_markdown
 
 if TYPE_CHECKING:
     from freemad.github.router import Outcome, Router, Thread
@@ -61,9 +62,8 @@ def start(
             on_step=step,
         )
     except FreemadError as exc:
-        router.forge.edit_comment(
-            thread.repo, progress.id, f"FREE-MAD could not run: {exc.one_line()}"
-        )
+        shown = escape_markdown(exc.one_line(), 500)  # may quote branch names from the PR
+        router.forge.edit_comment(thread.repo, progress.id, f"FREE-MAD could not run: {shown}")
         return Outcome("refused", exc.one_line(), run_id=links[0] if links else None)
     body = _show(router, thread, progress.id, run, goal)
     return Outcome(
