@@ -40,6 +40,7 @@ from freemad.bot.queue import (
 )
 from freemad.errors import FreemadError
 from freemad.github.forge import Forge, ForgeError
+from freemad.markdown import escape_markdown
 
 if TYPE_CHECKING:
     from freemad.bot.base import Delivery
@@ -168,14 +169,14 @@ class Job:
         raise RetryTask(reason, delay=delay)
 
     def _park(self, delivery: Delivery, claim: Claim, reason: str, attempts: int) -> str:
-        tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
         """Give up: say so on the issue (once, however often this runs), then mark `parked`."""
+        tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
         where = _thread_of(delivery)
         if where is not None and claim.effect("park", 1) is None and claim.holds():
             repo, number, how = where
             body = (
                 f"FREE-MAD could not handle this and gave up after {tries}: "
-                f"{reason}\n\nTo try again, {how}. (Delivery `{delivery.delivery_id}`; "
+                f"{escape_markdown(reason, 500)}\n\nTo try again, {how}. (Delivery `{delivery.delivery_id}`; "
                 "the bot's operator can find it in the worker's log.)"
             )
             try:
