@@ -87,8 +87,7 @@ def test_a_hung_agent_is_cut_at_the_hard_deadline_and_killed(mode: str, tmp_path
         assert turn.action == "carried_forward"
     children = [int(p) for p in pidfile.read_text().split()]
     assert children, "the mock agent should have recorded its grandchild"
-    for pid in children:
-        assert not _alive(pid), f"grandchild {pid} outlived the run"
+    assert _still_alive(children) == [], "the agent's grandchild outlived the run"
 
 
 def test_an_agent_timeout_is_the_smallest_limit_that_applies() -> None:
@@ -129,6 +128,15 @@ def test_a_missing_program_is_a_spawn_error() -> None:
     turn = result.transcript[0].agents["ghost"]
     assert turn.error is not None and turn.error.cause == "spawn_error"
     assert "/nonexistent/agent" in turn.error.detail
+
+
+def _still_alive(pids: list[int], grace: float = 10.0) -> list[int]:
+    """The pids still running once `grace` seconds have passed (or none is left sooner): a kill
+    is sent before the run returns, and a loaded machine may take a moment to carry it out."""
+    deadline = time.monotonic() + grace
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [pid for pid in pids if _alive(pid)]
 
 
 def _alive(pid: int) -> bool:
