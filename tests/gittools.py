@@ -26,3 +26,28 @@ def git(cwd: Path, *args: str) -> str:
         ["git", *USER, *args], cwd=cwd, check=True, capture_output=True, text=True
     )
     return done.stdout
+
+
+def add_user_changes(root: Path) -> None:
+    """What a user has in their checkout besides commits: an edit, a staged file, an untracked one."""
+    (root / "staged.txt").write_text("staged by the user\n")
+    git(root, "add", "staged.txt")
+    (root / "untracked.txt").write_text("untracked\n")
+
+
+def snapshot(root: Path) -> dict[str, object]:
+    """Everything of the user's that FREE-MAD must leave as it was; reading it writes nothing."""
+    files = {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts
+    }
+    return {
+        "index": (root / ".git" / "index").read_bytes(),
+        "HEAD": (root / ".git" / "HEAD").read_bytes(),
+        "head": git(root, "rev-parse", "HEAD"),
+        "main": git(root, "rev-parse", "refs/heads/main"),
+        "cached": git(root, "diff", "--cached"),
+        "status": git(root, "--no-optional-locks", "status", "--porcelain=v1", "-z", "-uall"),
+        "files": files,
+    }

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from freemad.evolve.lineage import Lineage, commit_message, resolve_seed
-from tests.gittools import git
+from tests.gittools import add_user_changes, git
 
 RUN = "a1b2c3d4e5f60718"
 PROTECTED = ["tests", "bench.py", "config/limits.toml", "secrets/key"]
@@ -30,9 +30,7 @@ def repo(tmp_path: Path) -> Path:
     git(root, "add", ".")
     git(root, "commit", "-q", "-m", "first")
     (root / "app.py").write_text("# the user's edit, not committed\n")
-    (root / "staged.txt").write_text("staged by the user\n")
-    git(root, "add", "staged.txt")
-    (root / "untracked.txt").write_text("untracked\n")
+    add_user_changes(root)
     return root
 
 
@@ -44,24 +42,6 @@ def worktrees(tmp_path: Path) -> Path:
 @pytest.fixture
 def lineage(repo: Path, worktrees: Path) -> Lineage:
     return Lineage.open(repo, RUN, resolve_seed(repo, "HEAD"), worktrees)
-
-
-def snapshot(root: Path) -> dict[str, object]:
-    """Everything of the user's that a run must leave as it was; reading it writes nothing."""
-    files = {
-        str(p.relative_to(root)): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and ".git" not in p.relative_to(root).parts
-    }
-    return {
-        "index": (root / ".git" / "index").read_bytes(),
-        "HEAD": (root / ".git" / "HEAD").read_bytes(),
-        "head": git(root, "rev-parse", "HEAD"),
-        "main": git(root, "rev-parse", "refs/heads/main"),
-        "cached": git(root, "diff", "--cached"),
-        "status": git(root, "--no-optional-locks", "status", "--porcelain=v1", "-z", "-uall"),
-        "files": files,
-    }
 
 
 def iterate(lineage: Lineage, incumbent: str, version: int, edit: str) -> str:

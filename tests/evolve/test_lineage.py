@@ -26,10 +26,9 @@ from tests.evolve.lineage_repos import (
     lineage,
     remove,
     repo,
-    snapshot,
     worktrees,
 )
-from tests.gittools import git, isolated_git
+from tests.gittools import git, isolated_git, snapshot
 
 __all__ = ["isolated_git", "lineage", "repo", "worktrees"]  # fixtures, used by name
 

@@ -13,8 +13,8 @@ import pytest
 
 from freemad.errors import FreemadError
 from freemad.evolve.lineage import Lineage, clean_orphans, resolve_seed
-from tests.evolve.lineage_repos import RUN, lineage, remove, repo, snapshot, worktrees
-from tests.gittools import git, isolated_git
+from tests.evolve.lineage_repos import RUN, lineage, remove, repo, worktrees
+from tests.gittools import git, isolated_git, snapshot
 
 __all__ = ["isolated_git", "lineage", "repo", "worktrees"]
 

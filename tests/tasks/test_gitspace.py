@@ -14,7 +14,7 @@ import pytest
 
 from freemad.errors import FreemadError, UsageError
 from freemad.tasks.gitspace import TaskWorkspace
-from tests.gittools import git, isolated_git  # noqa: F401 - isolated_git is autouse
+from tests.gittools import add_user_changes, git, isolated_git, snapshot  # noqa: F401 - isolated_git is autouse
 
 
 @pytest.fixture
@@ -32,32 +32,13 @@ def repo(tmp_path: Path) -> Path:
     git(root, "add", ".")
     git(root, "commit", "-q", "-m", "second")
     (root / "app.py").write_text("print('user edit, not committed')\n")
-    (root / "staged.txt").write_text("staged by the user\n")
-    git(root, "add", "staged.txt")
-    (root / "untracked.txt").write_text("untracked\n")
+    add_user_changes(root)
     return root
 
 
 @pytest.fixture
 def worktrees(tmp_path: Path) -> Path:
     return tmp_path / "worktrees"
-
-
-def snapshot(root: Path) -> dict[str, object]:
-    """Everything of the user's that a task must leave as it was; reading it writes nothing."""
-    files = {
-        str(p.relative_to(root)): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and ".git" not in p.relative_to(root).parts
-    }
-    return {
-        "index": (root / ".git" / "index").read_bytes(),
-        "HEAD": (root / ".git" / "HEAD").read_bytes(),
-        "head": git(root, "rev-parse", "HEAD"),
-        "main": git(root, "rev-parse", "refs/heads/main"),
-        "status": git(root, "--no-optional-locks", "status", "--porcelain=v1", "-z", "-uall"),
-        "files": files,
-    }
 
 
 def registered(root: Path) -> dict[str, str]:
