@@ -31,6 +31,7 @@ def main() -> None:
         "store_speed": [],
         "evolve_iteration": [],
         "evolve_runtime_cost": [],
+        "site_build": [],
     }
     combined: dict[str, Any] = {"machine": machine()}
     for name, extra in scripts.items():

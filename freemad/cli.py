@@ -170,12 +170,14 @@ def _register_groups() -> None:
     from freemad.cli_bot import bot_group
     from freemad.cli_evolve import evolve_group
     from freemad.cli_github import github_group
+    from freemad.cli_site import site_group
     from freemad.cli_tasks import task_group
 
     cli.add_command(task_group)
     cli.add_command(evolve_group)
     cli.add_command(github_group)
     cli.add_command(bot_group)
+    cli.add_command(site_group)
 
 
 _register_groups()

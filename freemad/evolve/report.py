@@ -203,6 +203,7 @@ def _report_data(run_id: str, events: Events, svg_name: str) -> dict[str, Any]:
             "version": v.version,
             "iteration": v.iteration,
             "commit": v.commit[:12],
+            "sha": v.commit,
             "values": [_number(v.components.get(c)) for c in components],
         }
         for v in state.versions
@@ -243,6 +244,11 @@ def _report_data(run_id: str, events: Events, svg_name: str) -> dict[str, Any]:
             if kind == "iteration_abandoned"
         ],
     }
+
+
+def report_data(run_id: str, events: Events) -> dict[str, Any]:
+    """The report's data as plain, unescaped values (the dashboards render it as HTML)."""
+    return _report_data(run_id, events, "score.svg")
 
 
 @functools.lru_cache(maxsize=1)

@@ -50,7 +50,12 @@ CREATE TABLE artifacts (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (_RUNS_AND_EVENTS, _ARTIFACTS)
+# 3: events by time, for the live dashboard's "what changed since" across all runs.
+_EVENTS_BY_TIME = """
+CREATE INDEX events_by_time ON events (time);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_RUNS_AND_EVENTS, _ARTIFACTS, _EVENTS_BY_TIME)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # FULL, not NORMAL: in WAL mode both keep every committed transaction through a kill -9 of the

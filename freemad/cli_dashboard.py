@@ -1,0 +1,209 @@
+"""`freemad-dashboard`: the live dashboard (every run as a page that updates itself) on gunicorn."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import sys
+
+import click
+
+from freemad.errors import FreemadError, UsageError
+
+GUNICORN_CONF = "python:freemad.dashboard.gunicorn_conf"
+WSGI_APP = "freemad.dashboard.server:app_from_env()"
+PROG = "freemad-dashboard"
+_URL = re.compile(r"https?://[^\s\"'<>]+")
+# What the options decide; anything of these the caller's environment holds is dropped first.
+_SETTINGS = (
+    "FREEMAD_DASHBOARD_DIR",
+    "FREEMAD_DASHBOARD_TASK_STORE",
+    "FREEMAD_DASHBOARD_EVOLVE_STORE",
+    "FREEMAD_DASHBOARD_STATE_DIR",
+    "FREEMAD_DASHBOARD_COMMIT_URL",
+    "FREEMAD_DASHBOARD_ALLOW_START",
+    "FREEMAD_DASHBOARD_TOKEN",
+)
+
+
+@click.command(
+    PROG,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.option("--dir", "transcripts", metavar="DIR", help="Folder of JSON debate transcripts.")
+@click.option("--task-store", metavar="DB", help="Task store (task.store_path).")
+@click.option("--evolve-store", metavar="DB", help="Evolve store (evolve.store_path).")
+@click.option(
+    "--state-dir", metavar="DIR", help="A checkout of the GitHub state branch (freemad-state)."
+)
+@click.option(
+    "--commit-url",
+    metavar="URL",
+    help="A commit's web page with {commit} for its hash; evolve versions link to it.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port", type=click.IntRange(1, 65535), default=8001, show_default=True, help="TCP port."
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="gunicorn worker processes (default: FREEMAD_WORKERS, else 2).",
+)
+@click.option(
+    "--allow-start",
+    is_flag=True,
+    help="Accept POST /api/debates (a requirement; the debate runs with the server's config).",
+)
+@click.option(
+    "--token-env",
+    metavar="NAME",
+    default="FREEMAD_DASHBOARD_TOKEN",
+    show_default=True,
+    help="Environment variable holding the token POST /api/debates must bear.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="Config the debates --allow-start starts use (default: FREEMAD_CONFIG, else built-in).",
+)
+def command(
+    *,
+    transcripts: str | None,
+    task_store: str | None,
+    evolve_store: str | None,
+    state_dir: str | None,
+    commit_url: str | None,
+    host: str,
+    port: int,
+    workers: int | None,
+    allow_start: bool,
+    token_env: str,
+    config_path: str | None,
+) -> None:
+    """Serve every debate, task and evolve run as a page that updates itself while it runs.
+
+    Read-only unless --allow-start. Also: GET /api/runs, /api/runs/ID, /api/tasks,
+    /api/evolve, /health, and /events (Server-Sent Events). FREEMAD_DASHBOARD_THREADS (32)
+    is how many requests and open pages each worker serves at once.
+
+    \b
+    Examples:
+      freemad-dashboard --dir transcripts --task-store .freemad/tasks/tasks.db
+      FREEMAD_DASHBOARD_TOKEN=$(openssl rand -hex 32) freemad-dashboard --dir transcripts --allow-start
+    """
+    from pathlib import Path
+
+    from freemad.dashboard.server import create_app, stderr_warn
+    from freemad.dashboard.sources import build_sources
+
+    named = {
+        "FREEMAD_DASHBOARD_DIR": transcripts,
+        "FREEMAD_DASHBOARD_TASK_STORE": task_store,
+        "FREEMAD_DASHBOARD_EVOLVE_STORE": evolve_store,
+        "FREEMAD_DASHBOARD_STATE_DIR": state_dir,
+    }
+    if not any(named.values()):
+        raise click.UsageError(
+            "name at least one source: --dir, --task-store, --evolve-store or --state-dir"
+        )
+    if commit_url is not None and (not _URL.fullmatch(commit_url) or "{commit}" not in commit_url):
+        raise click.BadParameter(
+            "an http(s) URL with {commit} where the hash goes", param_hint="--commit-url"
+        )
+    token = os.environ.get(token_env, "") if allow_start else ""
+    if allow_start and not token.strip():
+        raise UsageError(
+            f"--allow-start needs a token in the environment variable {token_env} "
+            "(it is never read from the command line)"
+        )
+    if allow_start and not transcripts:
+        raise click.UsageError("--allow-start needs --dir: started debates are written there")
+    config_path = config_path or os.environ.get("FREEMAD_CONFIG") or None
+    # Everything gunicorn's workers will do at boot, done once here so a mistake is one line.
+    sources = build_sources(
+        transcripts=transcripts,
+        task_store=task_store,
+        evolve_store=evolve_store,
+        state_dir=state_dir,
+        warn=stderr_warn(),
+    )
+    create_app(
+        sources,
+        commit_url=commit_url,
+        allow_start=allow_start,
+        start_token=token,
+        config_path=config_path,
+    )
+    bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    _check_port(host, port, bind)
+
+    env = {k: v for k, v in os.environ.items() if k not in _SETTINGS}
+    for name, value in named.items():
+        if value:
+            env[name] = str(Path(value).absolute())
+    if commit_url:
+        env["FREEMAD_DASHBOARD_COMMIT_URL"] = commit_url
+    if allow_start:
+        env["FREEMAD_DASHBOARD_ALLOW_START"] = "1"
+        env["FREEMAD_DASHBOARD_TOKEN"] = token
+        if config_path:
+            env["FREEMAD_CONFIG"] = str(Path(config_path).absolute())
+    env["FREEMAD_BIND"] = bind
+    if workers is not None:
+        env["FREEMAD_WORKERS"] = str(workers)
+    mode = f"debates may be started with the token in ${token_env}" if allow_start else "read-only"
+    click.echo(f"FREE-MAD dashboard on http://{bind}/ ({mode})")
+    argv = [sys.executable, "-m", "gunicorn", "--config", GUNICORN_CONF, WSGI_APP]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # gunicorn becomes this process, so signals (SIGTERM, SIGHUP, SIGTTIN) reach its master.
+    os.execve(sys.executable, argv, env)  # noqa: S606  # no shell: a fixed argv
+
+
+def _check_port(host: str, port: int, bind: str) -> None:
+    """Fail with one line now rather than let gunicorn retry a taken port for seconds."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise UsageError(f"--host {host}: {exc.strerror or exc}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise FreemadError(f"cannot listen on {bind}: {exc.strerror or exc}") from None
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the command; translate errors into one line on stderr and an exit status."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        code = command.main(args, prog_name=PROG, standalone_mode=False)
+    except click.exceptions.Abort:
+        _fail("interrupted", 130)
+    except click.ClickException as exc:
+        _fail(f"{exc.format_message()} (see '{PROG} --help')", exc.exit_code)
+    except FreemadError as exc:
+        _fail(exc.one_line(), exc.exit_code)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    except Exception as exc:
+        if os.environ.get("FREEMAD_DEBUG"):
+            raise
+        _fail(f"internal error: {type(exc).__name__}: {exc} (set FREEMAD_DEBUG=1 for details)", 1)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(f"{PROG}: error: {' '.join(message.split())}", err=True)
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""`freemad site build`: every run as a page of a static site (GitHub Pages, or a folder)."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import click
+
+_URL = re.compile(r"https?://[^\s\"'<>]+")
+
+
+@click.group("site")
+def site_group() -> None:
+    """The static dashboards: an index of every run and a page per run.
+
+    \b
+    Examples:
+      freemad site build --transcripts transcripts --out _site
+      freemad site build --transcripts transcripts --task-store .freemad/tasks/tasks.db \\
+          --evolve-store .freemad/evolve/evolve.db --out _site --base-url https://me.github.io/repo/
+    """
+
+
+@site_group.command("build")
+@click.option(
+    "--transcripts",
+    "transcripts",
+    metavar="DIR",
+    help="Folder of JSON debate transcripts (output.transcript_dir).",
+)
+@click.option("--task-store", metavar="DB", help="Task store (task.store_path).")
+@click.option("--evolve-store", metavar="DB", help="Evolve store (evolve.store_path).")
+@click.option(
+    "--state-dir",
+    metavar="DIR",
+    help="A checkout of the GitHub state branch (freemad-state): the Action's and bot's runs.",
+)
+@click.option("--out", required=True, metavar="DIR", help="Where the site goes (made if absent).")
+@click.option(
+    "--base-url",
+    metavar="URL",
+    help="Where the site will be served (canonical links); links stay relative either way.",
+)
+@click.option(
+    "--commit-url",
+    metavar="URL",
+    help="A commit's web page with {commit} for its hash, e.g. "
+    "https://github.com/OWNER/REPO/commit/{commit}; evolve versions link to it.",
+)
+@click.option("--quiet", "-q", is_flag=True, help="Only errors and warnings.")
+def build(
+    transcripts: str | None,
+    task_store: str | None,
+    evolve_store: str | None,
+    state_dir: str | None,
+    out: str,
+    base_url: str | None,
+    commit_url: str | None,
+    quiet: bool,
+) -> None:
+    """Build (or update) the static site in --out.
+
+    Only runs that changed since the last build are rendered again. The pages need no server
+    and load nothing from another host: open index.html, or publish the folder.
+    """
+    from pathlib import Path
+
+    from freemad.dashboard.site import build_site
+    from freemad.dashboard.sources import build_sources
+
+    if not any((transcripts, task_store, evolve_store, state_dir)):
+        raise click.UsageError(
+            "name at least one source: --transcripts, --task-store, --evolve-store or --state-dir"
+        )
+    for name, url in (("--base-url", base_url), ("--commit-url", commit_url)):
+        if url is not None and not _URL.fullmatch(url):
+            raise click.BadParameter("an http(s) URL, without spaces or quotes", param_hint=name)
+    if commit_url is not None and "{commit}" not in commit_url:
+        raise click.BadParameter("must contain {commit}", param_hint="--commit-url")
+
+    def warn(message: str) -> None:
+        click.echo(f"freemad: warning: {' '.join(message.split())}", err=True)
+
+    sources = build_sources(
+        transcripts=transcripts,
+        task_store=task_store,
+        evolve_store=evolve_store,
+        state_dir=state_dir,
+        warn=warn,
+    )
+
+    def progress(done: int, total: int) -> None:
+        if not quiet and sys.stderr.isatty():
+            click.echo(f"\r{done}/{total} runs", err=True, nl=done == total)
+
+    report = build_site(
+        sources, out, base_url=base_url, commit_url=commit_url, warn=warn, progress=progress
+    )
+    if not quiet:
+        click.echo(report.line(Path(out)))

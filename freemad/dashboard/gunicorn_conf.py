@@ -1,0 +1,68 @@
+"""gunicorn's settings for the live dashboard: `freemad-dashboard` loads this module.
+
+`freemad-dashboard` passes its options through `FREEMAD_BIND`, `FREEMAD_WORKERS` and the
+`FREEMAD_DASHBOARD_*` variables the app reads. Every open page holds one of a worker's threads
+for its event stream, so a worker has many threads (FREEMAD_DASHBOARD_THREADS). gunicorn reads
+every module-level name that matches one of its settings, so keep helpers private.
+"""
+
+from __future__ import annotations
+
+import os as _os
+
+
+def _count(name: str, default: int, top: int) -> int:
+    value = _os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        return min(max(1, int(value)), top)
+    except ValueError:
+        return default
+
+
+def _level() -> str:
+    level = _os.environ.get("FREEMAD_LOG_LEVEL", "info").strip().lower() or "info"
+    return level if level in {"debug", "info", "warning", "error", "critical"} else "info"
+
+
+wsgi_app = "freemad.dashboard.server:app_from_env()"
+bind = [_os.environ.get("FREEMAD_BIND", "127.0.0.1:8001")]
+workers = _count("FREEMAD_WORKERS", 2, 64)
+worker_class = "gthread"
+# One thread per open event stream (each open page), plus the requests for pages and the API.
+threads = _count("FREEMAD_DASHBOARD_THREADS", 32, 1024)
+# A gthread worker tells the master it is alive between requests and while they run, so this is
+# not a limit on how long a stream stays open; the streams' keepalives (15 s) come well within.
+timeout = 60
+# Streams never end by themselves: on a restart or stop, give them this long, then close them.
+graceful_timeout = 5
+keepalive = 5
+# Each worker builds its own app after the fork: nothing (no SQLite connection) crosses it.
+preload_app = False
+accesslog = None
+errorlog = "-"
+loglevel = _level()
+proc_name = "freemad-dashboard"
+# gunicorn >= 25 opens a control socket in $HOME by default, where two servers on one host would
+# fight over it; signals (HUP, TERM, TTIN, TTOU) still manage the master.
+control_socket_disable = True
+worker_tmp_dir = "/dev/shm" if _os.path.isdir("/dev/shm") else None  # noqa: S108  # not a temp file: heartbeats
+
+__all__ = [
+    "accesslog",
+    "bind",
+    "control_socket_disable",
+    "errorlog",
+    "graceful_timeout",
+    "keepalive",
+    "loglevel",
+    "preload_app",
+    "proc_name",
+    "threads",
+    "timeout",
+    "worker_class",
+    "worker_tmp_dir",
+    "workers",
+    "wsgi_app",
+]

@@ -1,0 +1,184 @@
+"""HTML pages from view data: one Jinja environment, autoescaped, shared by the site and server.
+
+Pure: the same data renders the same bytes (no clock, no randomness). Every page is one
+self-contained file: its stylesheet and scripts are inline and allowed by hash in a strict
+Content-Security-Policy, charts are inline SVG, and links are relative, so a page works from
+`file://`, from a Pages sub-path and from the live server alike. Text from agents, issues and
+configs is escaped by autoescaping; the only markup let through is the chart SVG, built by
+`freemad.dashboard.charts` / `freemad.evolve.chart`, which escape every text they draw.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from freemad.dashboard import views
+from freemad.dashboard.sources import RunData
+
+_CSS_CLASS = re.compile(r"[^a-z0-9_-]")
+
+
+def _when(seconds: Any, with_seconds: bool = False) -> str:
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds <= 0:
+        return "-"
+    try:
+        moment = datetime.fromtimestamp(seconds, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return "-"
+    return moment.strftime("%Y-%m-%d %H:%M:%S" if with_seconds else "%Y-%m-%d %H:%M")
+
+
+def _short(text: Any, limit: int) -> str:
+    flat = " ".join(str(text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def _css(text: Any) -> str:
+    return _CSS_CLASS.sub("_", str(text).lower())[:40]
+
+
+def _safe_svg(svg: str) -> Markup:
+    # Our chart modules build these and escape every text inside (xml_text); nothing else is marked safe.
+    return Markup(svg)  # noqa: S704
+
+
+@functools.lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("freemad", "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters.update(when=_when, short=_short, css=_css, safe_svg=_safe_svg)
+    return env
+
+
+def _asset(name: str) -> str:
+    loader = _environment().loader
+    assert loader is not None
+    source, _, _ = loader.get_source(_environment(), f"dashboard/{name}")
+    return source.strip()
+
+
+def _digest(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+@functools.lru_cache(maxsize=4)
+def _assets(script_names: tuple[str, ...], live: bool) -> tuple[str, tuple[str, ...], str]:
+    css = _asset("site.css")
+    scripts = tuple(_asset(name) for name in script_names)
+    policy = [
+        "default-src 'none'",
+        f"style-src {_digest(css)}",
+        f"script-src {' '.join(_digest(s) for s in scripts)}" if scripts else "script-src 'none'",
+        "img-src data:",
+        "base-uri 'none'",
+        "form-action 'none'",
+    ]
+    if live:
+        policy.append("connect-src 'self'")
+    return css, scripts, "; ".join(policy)
+
+
+def _page(
+    template: str,
+    *,
+    root: str,
+    live: bool,
+    canonical: str | None,
+    run_id: str | None,
+    scripts: tuple[str, ...],
+    **values: Any,
+) -> str:
+    css, inline, csp = _assets((*scripts, *(("live.js",) if live else ())), live)
+    # Our own assets, read from the package: the only text besides charts not escaped.
+    return (
+        _environment()
+        .get_template(f"dashboard/{template}")
+        .render(
+            css=Markup(css),  # noqa: S704
+            scripts=[Markup(s) for s in inline],  # noqa: S704
+            csp=csp,
+            root=root,
+            live=live,
+            canonical=canonical,
+            run_id=run_id,
+            **values,
+        )
+    )
+
+
+def _canonical(base_url: str | None, path: str) -> str | None:
+    return None if not base_url else base_url.rstrip("/") + "/" + path
+
+
+def render_index(
+    entries: Sequence[Mapping[str, Any]], *, live: bool = False, base_url: str | None = None
+) -> str:
+    """The list of every run (entries as `Run.entry()` gives them, newest first)."""
+    kinds: dict[str, int] = {}
+    for entry in entries:
+        kinds[entry["kind"]] = kinds.get(entry["kind"], 0) + 1
+    runs = [
+        {**entry, "search": " ".join(f"{entry['title']} {entry['run_id']}".lower().split())[:300]}
+        for entry in entries
+    ]
+    return _page(
+        "index.html.j2",
+        root="",
+        live=live,
+        canonical=_canonical(base_url, "index.html"),
+        run_id=None,
+        scripts=("index.js",),
+        runs=runs,
+        counts=sorted(kinds.items()),
+        statuses=sorted({e["status"] for e in entries}),
+    )
+
+
+def view_of(data: RunData, commit_url: str | None = None) -> dict[str, Any]:
+    """A run's view data, whichever its runtime (what its page shows and the API returns)."""
+    if data.kind == "debate":
+        view = views.debate_view(data.transcript or {})
+        view["run_id"] = view["run_id"] or data.run_id
+        return view
+    if data.kind == "task":
+        artifacts = [(a.name, a.size, a.read()) for a in data.artifacts]
+        return views.task_view(data.run_id, data.events, data.times, data.status, artifacts)
+    return views.evolve_view(data.run_id, data.events, commit_url)
+
+
+_TEMPLATES = {"debate": ("debate.html.j2", "d"), "task": ("task.html.j2", "t")}
+
+
+def render_run(
+    data: RunData,
+    *,
+    commit_url: str | None = None,
+    live: bool = False,
+    base_url: str | None = None,
+) -> str:
+    """A run's page; it lives at `runs/<run_id>.html`."""
+    template, name = _TEMPLATES.get(data.kind, ("evolve.html.j2", "e"))
+    view = view_of(data, commit_url)
+    return _page(
+        template,
+        root="../",
+        live=live,
+        canonical=_canonical(base_url, f"runs/{data.run_id}.html"),
+        run_id=data.run_id,
+        scripts=(),
+        **{name: view},
+    )

@@ -1,0 +1,350 @@
+"""The live dashboard: the static site's pages rendered fresh, a small JSON API, and a stream of
+changes (Server-Sent Events) that makes open pages refresh themselves.
+
+Read-only unless asked: every method but GET and HEAD is refused (405). With `allow_start`, and
+only with a start token, `POST /api/debates` starts a debate from the server's own config; the
+browser can give the requirement and nothing else. Nothing happens at import time;
+`app_from_env()` is what gunicorn calls (`freemad-dashboard` sets the environment).
+
+`/events` is the stream of changes `freemad.dashboard.feed` polls; `freemad.dashboard.starter`
+starts debates; `freemad.dashboard.answers` holds the error pages, refusals and headers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from flask import Flask, Response, jsonify, request
+from werkzeug.exceptions import HTTPException
+
+from freemad.dashboard import answers, views
+from freemad.dashboard.answers import Problem, Warn, reason
+from freemad.dashboard.feed import READ_ERRORS, Feed, stream
+from freemad.dashboard.render import render_index, render_run, view_of
+from freemad.dashboard.sources import (
+    RUN_ID,
+    Run,
+    RunData,
+    Source,
+    SourceError,
+    TranscriptDir,
+    all_runs,
+    build_sources,
+    parse_change_id,
+)
+from freemad.dashboard.starter import Starter
+from freemad.errors import FreemadError, UsageError
+
+PAGE_CACHE = 256
+MAX_BODY = 256 * 1024  # bytes of a POST body
+_VIEW_ERRORS = (ValueError, TypeError, KeyError, AttributeError, RecursionError)
+
+
+def stderr_warn() -> Warn:
+    """One line on stderr per distinct warning: sources warn on every poll, a log says it once."""
+    said: set[str] = set()
+    lock = threading.Lock()
+
+    def warn(message: str) -> None:
+        line = " ".join(message.split())
+        with lock:
+            if line in said:
+                return
+            if len(said) < 10_000:
+                said.add(line)
+        print(f"freemad-dashboard: warning: {line}", file=sys.stderr, flush=True)
+
+    return warn
+
+
+def create_app(
+    sources: Sequence[Source],
+    *,
+    commit_url: str | None = None,
+    poll_interval: float = 0.5,
+    heartbeat: float = 15.0,
+    allow_start: bool = False,
+    start_token: str | None = None,
+    config_path: str | None = None,
+    warn: Warn | None = None,
+) -> Flask:
+    """The dashboard's Flask app over `sources` (read each time a page or the API asks)."""
+    if not sources:
+        raise UsageError("the dashboard needs at least one source")
+    if not poll_interval > 0 or not heartbeat > 0:
+        raise UsageError("poll_interval and heartbeat must be positive numbers of seconds")
+    say = warn or stderr_warn()
+    starter = None
+    if allow_start:
+        if not start_token:
+            raise UsageError(
+                "starting debates needs a non-empty start token (the browser must send it)"
+            )
+        folder = next((s.path for s in sources if isinstance(s, TranscriptDir)), None)
+        if folder is None:
+            raise UsageError("starting debates needs a transcripts folder to write them into")
+        starter = Starter(config_path, folder, start_token, say)
+    board = _Dashboard(sources, commit_url, poll_interval, heartbeat, starter, say)
+    app = Flask("freemad.dashboard")
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
+    app.extensions["freemad.dashboard"] = board
+    for rule, view in (
+        ("/", board.index),
+        ("/index.html", board.index),
+        ("/runs/<run_id>.html", board.run_page),
+        ("/api/runs", board.api_runs),
+        ("/api/runs/<run_id>", board.api_run),
+        ("/api/tasks", board.api_tasks),
+        ("/api/evolve", board.api_evolve),
+        ("/health", board.health),
+        ("/events", board.events),
+    ):
+        app.add_url_rule(rule, endpoint=rule, view_func=view, methods=["GET"])
+    if starter is not None:
+        app.add_url_rule("/api/csrf", view_func=starter.csrf, methods=["GET"])
+        app.add_url_rule("/api/debates", view_func=starter.start, methods=["POST"])
+    app.before_request(answers.read_only_unless(starter is not None))
+    app.after_request(answers.security_headers)
+    app.register_error_handler(HTTPException, answers.http_error)
+    app.register_error_handler(Exception, answers.internal_error(say))
+    return app
+
+
+def app_from_env(environ: Mapping[str, str] | None = None) -> Flask:
+    """The app as gunicorn runs it: sources and settings from FREEMAD_DASHBOARD_* variables."""
+    env = os.environ if environ is None else environ
+    warn = stderr_warn()
+    sources = build_sources(
+        transcripts=env.get("FREEMAD_DASHBOARD_DIR") or None,
+        task_store=env.get("FREEMAD_DASHBOARD_TASK_STORE") or None,
+        evolve_store=env.get("FREEMAD_DASHBOARD_EVOLVE_STORE") or None,
+        state_dir=env.get("FREEMAD_DASHBOARD_STATE_DIR") or None,
+        warn=warn,
+    )
+    if not sources:
+        raise UsageError(
+            "no source: set FREEMAD_DASHBOARD_DIR, FREEMAD_DASHBOARD_TASK_STORE, "
+            "FREEMAD_DASHBOARD_EVOLVE_STORE or FREEMAD_DASHBOARD_STATE_DIR"
+        )
+    return create_app(
+        sources,
+        commit_url=env.get("FREEMAD_DASHBOARD_COMMIT_URL") or None,
+        poll_interval=_seconds(env, "FREEMAD_DASHBOARD_POLL_INTERVAL", 0.5),
+        heartbeat=_seconds(env, "FREEMAD_DASHBOARD_HEARTBEAT", 15.0),
+        allow_start=env.get("FREEMAD_DASHBOARD_ALLOW_START", "").strip() == "1",
+        start_token=env.get("FREEMAD_DASHBOARD_TOKEN") or None,
+        config_path=env.get("FREEMAD_CONFIG") or None,
+        warn=warn,
+    )
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value <= 3600:
+        raise UsageError(f"{name} must be a number of seconds between 0 and 3600, not {text!r}")
+    return value
+
+
+# --- pages and the API ------------------------------------------------------------------------
+
+
+class _Lru:
+    """A small least-recently-used map, safe across a worker's threads."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str]) -> Any:
+        with self._lock:
+            if key not in self._items:
+                return None
+            self._items.move_to_end(key)
+            return self._items[key]
+
+    def put(self, key: tuple[str, str], value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+class _Dashboard:
+    def __init__(
+        self,
+        sources: Sequence[Source],
+        commit_url: str | None,
+        poll_interval: float,
+        heartbeat: float,
+        starter: Starter | None,
+        warn: Warn,
+    ) -> None:
+        self.sources = tuple(sources)
+        self.commit_url = commit_url
+        self.poll_interval = poll_interval
+        self.heartbeat = heartbeat
+        self.starter = starter
+        self.warn = warn
+        self.feed = Feed(self.sources, poll_interval)
+        self.pages = _Lru(PAGE_CACHE)
+        self.views = _Lru(32)  # /api/runs/<id> bodies (a task's carry its artifacts)
+        self.summaries = _Lru(4096)  # /api/tasks and /api/evolve rows
+
+    # reading runs
+
+    def runs(self) -> list[Run]:
+        try:
+            return all_runs(self.sources)
+        except READ_ERRORS as exc:
+            raise Problem(503, f"a source cannot be read: {reason(exc)}") from None
+
+    def find(self, run_id: str) -> Run:
+        if RUN_ID.fullmatch(run_id):
+            for run in self.runs():
+                if run.run_id == run_id:
+                    return run
+        raise Problem(404, f"no run {run_id}")
+
+    def load(self, run: Run) -> RunData:
+        try:
+            return run.load()
+        except READ_ERRORS as exc:
+            raise Problem(503, f"run {run.run_id} cannot be read: {reason(exc)}") from None
+
+    # routes
+
+    def index(self) -> Response:
+        return answers.html(render_index([run.entry() for run in self.runs()], live=True))
+
+    def run_page(self, run_id: str) -> Response:
+        run = self.find(run_id)
+        key = (run.run_id, run.fingerprint)
+        page = self.pages.get(key)
+        if page is None:
+            data = self.load(run)
+            try:
+                page = render_run(data, commit_url=self.commit_url, live=True)
+            except _VIEW_ERRORS as exc:
+                raise _cannot_show(run, exc) from None
+            self.pages.put(key, page)
+        return answers.html(page)
+
+    def api_runs(self) -> Response:
+        kind, status = request.args.get("kind"), request.args.get("status")
+        entries = [
+            run.entry()
+            for run in self.runs()
+            if (not kind or run.kind == kind) and (not status or run.status == status)
+        ]
+        return jsonify({"runs": entries})
+
+    def api_run(self, run_id: str) -> Response:
+        run = self.find(run_id)
+        key = (run.run_id, run.fingerprint)
+        body = self.views.get(key)
+        if body is None:
+            view = self._view(run, self.load(run))
+            body = json.dumps({**run.entry(), "view": view}, default=str, ensure_ascii=False)
+            self.views.put(key, body)
+        return Response(body, mimetype="application/json")
+
+    def _view(self, run: Run, data: RunData) -> dict[str, Any]:
+        try:
+            view = view_of(data, self.commit_url)
+        except _VIEW_ERRORS as exc:
+            raise _cannot_show(run, exc) from None
+        view.pop("chart", None)
+        return view
+
+    def api_tasks(self) -> Response:
+        return jsonify({"runs": self._summaries("task", _task_summary)})
+
+    def api_evolve(self) -> Response:
+        return jsonify({"runs": self._summaries("evolve", _evolve_summary)})
+
+    def _summaries(
+        self, kind: str, summarize: Callable[[RunData], dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        rows = []
+        for run in self.runs():
+            if run.kind != kind:
+                continue
+            key = (run.run_id, run.fingerprint)
+            summary = self.summaries.get(key)
+            if summary is None:
+                try:
+                    summary = summarize(run.load())
+                except READ_ERRORS as exc:
+                    summary = {"error": f"cannot be read: {reason(exc)}"}
+                except _VIEW_ERRORS as exc:
+                    summary = {"error": f"cannot be shown: {type(exc).__name__}"}
+                else:
+                    self.summaries.put(key, summary)
+            rows.append({**run.entry(), "summary": summary})
+        return rows
+
+    def health(self) -> tuple[Response, int]:
+        seen: set[str] = set()
+        for source in self.sources:
+            try:
+                runs = source.runs()
+            except READ_ERRORS as exc:
+                where = "" if isinstance(exc, FreemadError) else f"{source.path}: "
+                return jsonify({"ok": False, "error": where + reason(exc)}), 503
+            seen.update(run.run_id for run in runs)
+        return jsonify({"ok": True, "runs": len(seen), "sources": len(self.sources)}), 200
+
+    # the stream
+
+    def events(self) -> Response:
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        if request.method == "HEAD":
+            return Response(b"", mimetype="text/event-stream", headers=headers)
+        given = request.headers.get("Last-Event-ID") or request.args.get("last_event_id") or ""
+        given = given.strip()[:200]
+        resume = parse_change_id(given) if given else None
+        return Response(
+            stream(
+                self.feed, resume, given, poll_interval=self.poll_interval, heartbeat=self.heartbeat
+            ),
+            mimetype="text/event-stream",
+            headers=headers,
+        )
+
+
+def _task_summary(data: RunData) -> dict[str, Any]:
+    view = views.task_view(data.run_id, data.events, data.times, data.status, ())
+    return {k: view[k] for k in ("status", "current_stage", "question")}
+
+
+def _evolve_summary(data: RunData) -> dict[str, Any]:
+    from freemad.evolve.report import report_data  # what evolve_view shows, without its chart
+
+    report = report_data(data.run_id, data.events)
+    return {
+        "status": report["status"],
+        "stop_reason": report["stop_reason"],
+        "incumbent": report["incumbent"],
+        "versions": len(report["versions"]),
+    }
+
+
+def _cannot_show(run: Run, exc: BaseException) -> Problem:
+    return Problem(500, f"run {run.run_id} cannot be shown: {type(exc).__name__}")
+
+
+__all__ = ["SourceError", "app_from_env", "build_sources", "create_app", "stderr_warn"]

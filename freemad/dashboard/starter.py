@@ -1,0 +1,186 @@
+"""Starting a debate from the browser: only behind a flag, a token and a CSRF check, and only ever
+with the server's own config (the browser gives the requirement and nothing else).
+
+Each debate runs in a process of its own (`python -m freemad.dashboard.starter`, watched by a
+thread): its event loop then runs in a main thread, as the runtime expects, and a debate that
+goes wrong cannot take a web worker with it.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from flask import Response, jsonify, request
+
+from freemad.dashboard.answers import Problem, Warn, json_error, reason
+from freemad.errors import FreemadError
+
+if TYPE_CHECKING:
+    from freemad.config.models import FreemadConfig
+
+MAX_REQUIREMENT = 20_000  # characters
+MAX_RUNNING = 2  # debates one server process runs at once
+DEBATE_TIMEOUT = 3600.0  # seconds; a debate's own deadlines end it long before
+CSRF_COOKIE = "freemad_csrf"
+CSRF_HEADER = "X-CSRF-Token"
+_CSRF_VALUE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def start_config(config_path: str | None, folder: Path) -> FreemadConfig:
+    from freemad.config import default_config, load_config
+
+    config = load_config(config_path) if config_path else default_config()
+    # Where the transcript goes is the server's choice: where this dashboard reads them from.
+    output = config.output.model_copy(
+        update={"transcript_dir": str(folder.absolute()), "save_transcript": True, "format": "json"}
+    )
+    return config.model_copy(update={"output": output})
+
+
+class Starter:
+    """`GET /api/csrf` and `POST /api/debates`: a requirement in, a debate of the server's config.
+
+    Each debate runs in a process of its own (`python -m freemad.dashboard.starter`, watched by
+    a thread): a debate's event loop then runs in a main thread, as the runtime expects (its
+    signal handling, and on Python < 3.12 asyncio's child watcher, which in a process that has
+    run a debate before is tied to the main thread's loop), and a debate that goes wrong cannot
+    take a web worker with it.
+    """
+
+    def __init__(self, config_path: str | None, folder: Path, token: str, warn: Warn) -> None:
+        self.config_path = str(Path(config_path).absolute()) if config_path else None
+        self.folder = folder.absolute()
+        self.config = start_config(self.config_path, self.folder)  # a bad config fails here
+        self.token = token.encode("utf-8")
+        self.warn = warn
+        self.slots = threading.BoundedSemaphore(MAX_RUNNING)
+        self._threads: set[threading.Thread] = set()
+        self.limit = min(MAX_REQUIREMENT, self.config.security.max_requirement_size)
+
+    def csrf(self) -> Response:
+        value = request.cookies.get(CSRF_COOKIE, "")
+        if not (len(value) == 43 and set(value) <= _CSRF_VALUE):
+            value = secrets.token_urlsafe(32)
+        answer = jsonify({"csrf": value})
+        answer.set_cookie(CSRF_COOKIE, value, httponly=True, samesite="Strict", path="/")
+        answer.headers["Cache-Control"] = "no-store"
+        return answer
+
+    def start(self) -> tuple[Response, int]:
+        scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            given.strip().encode("utf-8", "replace"), self.token
+        ):
+            answer = jsonify({"error": "a valid 'Authorization: Bearer <token>' is required"})
+            answer.headers["WWW-Authenticate"] = "Bearer"
+            return answer, 401
+        cookie = request.cookies.get(CSRF_COOKIE, "")
+        header = request.headers.get(CSRF_HEADER, "")
+        if not cookie or not hmac.compare_digest(
+            cookie.encode("utf-8", "replace"), header.encode("utf-8", "replace")
+        ):
+            return json_error(403, f"the {CSRF_HEADER} header must match the cookie /api/csrf set")
+        requirement = self._requirement(request.get_json(silent=True))
+        if not self.slots.acquire(blocking=False):
+            return json_error(429, f"{MAX_RUNNING} debates are running; try again later")
+        run_id = uuid.uuid4().hex
+        order = {
+            "requirement": requirement,
+            "run_id": run_id,
+            "config_path": self.config_path,
+            "folder": str(self.folder),
+        }
+        thread = threading.Thread(
+            target=self._run, args=(order,), name=f"debate-{run_id[:12]}", daemon=True
+        )
+        self._threads.add(thread)
+        try:
+            thread.start()
+        except RuntimeError:
+            self._threads.discard(thread)
+            self.slots.release()
+            raise
+        return jsonify({"started": True, "run_id": run_id}), 202
+
+    def _requirement(self, body: Any) -> str:
+        from freemad.debate import check_requirement
+
+        if not isinstance(body, dict):
+            _refuse('send a JSON object: {"requirement": "..."}')
+        extra = sorted(str(k) for k in body if k != "requirement")
+        if extra:
+            _refuse(f"only requirement may be given, not {', '.join(extra)[:200]}")
+        requirement = body.get("requirement")
+        if not isinstance(requirement, str):
+            _refuse("requirement must be a string")
+        if len(requirement) > self.limit:
+            _refuse(f"the requirement has {len(requirement)} characters; at most {self.limit}")
+        try:
+            return check_requirement(requirement, self.config)
+        except FreemadError as exc:
+            _refuse(exc.one_line())
+
+    def _run(self, order: dict[str, Any]) -> None:
+        run_id = order["run_id"]
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "freemad.dashboard.starter"],
+                input=json.dumps(order),
+                capture_output=True,
+                text=True,
+                timeout=DEBATE_TIMEOUT,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            self.warn(f"debate {run_id} failed: {type(exc).__name__}: {reason(exc)}")
+        else:
+            if done.returncode != 0:
+                lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
+                self.warn(f"debate {run_id} failed: {lines[-1]}")
+        finally:
+            self._threads.discard(threading.current_thread())
+            self.slots.release()
+
+    def wait(self, timeout: float) -> bool:
+        """Wait for the debates this process started; False if one still runs after `timeout`."""
+        deadline = time.monotonic() + timeout
+        for thread in list(self._threads):
+            thread.join(max(0.0, deadline - time.monotonic()))
+        return not any(t.is_alive() for t in list(self._threads))
+
+
+def debate_main() -> int:
+    """One debate started over HTTP: `{"requirement", "run_id", "config_path", "folder"}` on
+    stdin; its transcript goes into `folder`. Errors are one line on stderr."""
+    from freemad.debate import run_debate, write_transcript
+    from freemad.redact import Redactor
+
+    try:
+        order = json.loads(sys.stdin.read())
+        config = start_config(order["config_path"], Path(order["folder"]))
+        result = run_debate(order["requirement"], config, run_id=order["run_id"])
+        write_transcript(result, config.output, Redactor(config.security.redact_patterns))
+    except FreemadError as exc:
+        print(exc.one_line(), file=sys.stderr)
+        return 1
+    except Exception as exc:
+        print(f"{type(exc).__name__}: {reason(exc)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _refuse(message: str) -> NoReturn:
+    raise Problem(400, message)
+
+
+if __name__ == "__main__":
+    sys.exit(debate_main())

@@ -1,0 +1,98 @@
+"""The static site in a real browser: headless Chromium from file:// and from a Pages sub-path."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import re
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.dashboard.browser import WINNER_GREEN, dom, longest_run, screenshot
+from tests.dashboard.runs import Runs, site_build
+
+
+@pytest.fixture(scope="module")
+def site(real_runs: Runs, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("browser") / "site"
+    done = site_build(
+        "--transcripts",
+        str(real_runs.transcripts),
+        "--task-store",
+        str(real_runs.task_store),
+        "--evolve-store",
+        str(real_runs.evolve_store),
+        "--out",
+        str(out),
+        cwd=real_runs.root,
+    )
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_the_debate_page_shows_the_winner(real_runs: Runs, site: Path, tmp_path: Path) -> None:
+    page = site / "runs" / f"{real_runs.debate_id}.html"
+    shot = screenshot(page.as_uri(), tmp_path / "debate.png")
+    # The winner's box, drawn with its green border across the page near the top.
+    assert longest_run(shot, WINNER_GREEN) >= 600
+    rendered = dom(page.as_uri())
+    assert re.search(r"<strong>Winner: A1</strong>", rendered)
+
+
+def test_the_evolve_page_draws_its_chart(real_runs: Runs, site: Path, tmp_path: Path) -> None:
+    page = site / "runs" / f"{real_runs.evolve_id}.html"
+    shot = screenshot(page.as_uri(), tmp_path / "evolve.png")
+    incumbent_blue = (0x00, 0x72, 0xB2)  # the incumbent's line in the score chart
+    assert longest_run(shot, incumbent_blue) >= 20
+
+
+def test_the_index_filters_without_a_server(site: Path) -> None:
+    rendered = dom((site / "index.html").as_uri())
+    # The filter script ran (its CSP hash matched) from file:// and counted the rows.
+    assert "3 of 3 runs shown" in rendered
+    assert '<form id="filters" class="filters" role="search">' in rendered
+
+
+def test_pages_fit_a_phone_screen(real_runs: Runs, site: Path, tmp_path: Path) -> None:
+    """No page is wider than a phone's screen: wide tables and code scroll inside themselves.
+    (Headless Chromium's narrowest window is 500 px, whatever is asked for.)"""
+    probe = (
+        "<script>document.body.setAttribute('data-width', "
+        "document.documentElement.scrollWidth + ' ' + window.innerWidth)</script>"
+    )
+    for page in [site / "index.html", *(site / "runs").iterdir()]:
+        copy = tmp_path / page.name
+        html = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text())
+        copy.write_text(html.replace("</body>", probe + "</body>"))
+        rendered = dom(copy.as_uri(), width=390, height=844)
+        found = re.search(r'data-width="(\d+) (\d+)"', rendered)
+        assert found, rendered[:500]
+        width, screen = int(found.group(1)), int(found.group(2))
+        assert screen <= 500 and width <= screen, f"{page.name}: {width} px on a {screen} px screen"
+
+
+@pytest.fixture
+def pages_server(site: Path, tmp_path: Path) -> Iterator[str]:
+    """The site under a sub-path, as GitHub Pages serves a project site: /<repo>/."""
+    root = tmp_path / "www"
+    shutil.copytree(site, root / "myrepo")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/myrepo/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_site_works_from_a_pages_sub_path(real_runs: Runs, pages_server: str) -> None:
+    rendered = dom(pages_server + "index.html")
+    assert "3 of 3 runs shown" in rendered
+    page = dom(f"{pages_server}runs/{real_runs.debate_id}.html")
+    assert "<strong>Winner: A1</strong>" in page and 'href="../index.html"' in page
