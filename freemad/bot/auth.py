@@ -190,6 +190,10 @@ class InstallationForge(PyGithubForge):
         self._token = tokens.token_for(installation_id)
         super().__init__(self._token, base_url=base_url, **options)
 
+    def token(self) -> str:
+        """The installation's token now (a fresh one shortly before the last expires)."""
+        return self._tokens.token_for(self._installation)
+
     def _call(self, method: str, path: str, action: Callable[[], T], *, idempotent: bool) -> T:
         token = self._tokens.token_for(self._installation)
         if token != self._token:

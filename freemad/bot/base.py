@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from freemad.bot.claims import Effect, Owner
+    from freemad.bot.deliveries import DeliveryRecord
 
 
 @dataclass(frozen=True)
@@ -32,3 +36,45 @@ class Executor(Protocol):
     def heartbeat(self) -> float | None:
         """Unix time of the workers' last sign of life, for /healthz; None when unknown."""
         ...
+
+
+class DeliveryStore(Protocol):
+    """The delivery log: SQLite on one host (`deliveries.DeliveryLog`), or Redis shared by many
+    (`redis_state.RedisDeliveryLog`). Both keep the same rules; `stores.delivery_log` picks."""
+
+    def record(self, delivery: Delivery, *, status: str = "queued") -> bool: ...
+
+    def get(self, delivery_id: str) -> Delivery | None: ...
+
+    def mark(
+        self, delivery_id: str, status: str, detail: str = "", *, attempt: bool = False
+    ) -> None: ...
+
+    def status(self, delivery_id: str) -> str | None: ...
+
+    def recent(self, limit: int = 50) -> list[DeliveryRecord]: ...
+
+    def counts(self, since: float) -> dict[str, int]: ...
+
+    def close(self) -> None: ...
+
+
+class ClaimStore(Protocol):
+    """Leased claims on deliveries and the journal of their GitHub writes: SQLite
+    (`claims.Claims`) or Redis (`redis_state.RedisClaims`); `stores.claims_store` picks."""
+
+    def claim(self, delivery_id: str, owner: Owner, lease: float = ...) -> int | None: ...
+
+    def renew(self, delivery_id: str, owner: Owner, lease: float = ...) -> bool: ...
+
+    def holds(self, delivery_id: str, owner: Owner) -> bool: ...
+
+    def live(self, delivery_id: str) -> bool: ...
+
+    def release(self, delivery_id: str, owner: Owner) -> None: ...
+
+    def effect(self, delivery_id: str, kind: str, seq: int) -> Effect | None: ...
+
+    def record(self, delivery_id: str, kind: str, seq: int, effect: Effect) -> None: ...
+
+    def close(self) -> None: ...

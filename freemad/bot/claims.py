@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from freemad.errors import FreemadError
 from freemad.github.forge import (
@@ -30,6 +30,9 @@ from freemad.github.forge import (
     PullRequestDetails,
     PullRequestRef,
 )
+
+if TYPE_CHECKING:
+    from freemad.bot.base import ClaimStore
 
 LEASE_SECONDS = 120.0  # a claim not renewed for this long is up for grabs
 
@@ -71,6 +74,19 @@ def _gone(host: str, pid: int) -> bool:
     return False
 
 
+def wal(conn: sqlite3.Connection, attempts: int = 100) -> None:
+    """Switch a fresh connection to WAL. Two processes doing this to a brand-new file at once can
+    get "database is locked" at once, without the busy handler's wait: try again a moment later."""
+    for attempt in range(attempts):
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(0.02)
+
+
 @dataclass(frozen=True)
 class Effect:
     """One GitHub write a job made: a comment or pull request (`ref` its id or number), or a dispatch."""
@@ -110,7 +126,7 @@ class Claims:
                 conn = sqlite3.connect(
                     self.path, timeout=30, isolation_level=None, check_same_thread=False
                 )
-                conn.execute("PRAGMA journal_mode = WAL")
+                wal(conn)
                 conn.executescript(_SCHEMA)
                 self._conn = (os.getpid(), conn)
             conn = self._conn[1]
@@ -198,7 +214,7 @@ def _live(row: tuple[Any, ...], now: float) -> bool:
 class Claim:
     """One job's hold on one delivery: what its forge checks before each write, and journals to."""
 
-    claims: Claims
+    claims: ClaimStore
     delivery_id: str
     owner: Owner
     attempt: int

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from freemad.bot.base import Delivery
+from freemad.bot.claims import wal
 
 STATUSES = ("queued", "running", "done", "failed", "parked", "ignored")
 BUSY_TIMEOUT_MS = 5000
@@ -221,7 +222,7 @@ class DeliveryLog:
         )
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA journal_mode = WAL")
+            wal(conn)
             # WAL + NORMAL survives a crash of the process; a power cut may lose the last
             # deliveries, which GitHub can redeliver.
             conn.execute("PRAGMA synchronous = NORMAL")

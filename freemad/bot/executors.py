@@ -18,8 +18,7 @@ from freemad.bot.queue import HEARTBEAT_KEY, enqueue, make_huey, register
 from freemad.errors import FreemadError
 
 if TYPE_CHECKING:
-    from freemad.bot.base import Delivery, Executor
-    from freemad.bot.deliveries import DeliveryLog
+    from freemad.bot.base import Delivery, DeliveryStore, Executor
     from freemad.bot.settings import BotSettings
     from freemad.config.models import FreemadConfig
     from freemad.github.forge import Forge
@@ -122,13 +121,13 @@ class ActionsExecutor:
         tokens: TokenSource,
         settings: BotSettings,
         *,
-        deliveries: DeliveryLog | None = None,
+        deliveries: DeliveryStore | None = None,
         forge_factory: Callable[[int | None], Forge] | None = None,
     ) -> None:
-        from freemad.bot.deliveries import DeliveryLog
+        from freemad.bot.stores import delivery_log
 
         self.tokens, self.settings = tokens, settings
-        self.deliveries = deliveries or DeliveryLog(settings.deliveries_path)
+        self.deliveries = deliveries or delivery_log(settings)
         self._forge_factory = forge_factory
         self._config: FreemadConfig | None = None
 

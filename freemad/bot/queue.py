@@ -17,11 +17,11 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from freemad.bot.claims import LEASE_SECONDS, Claims
+from freemad.bot.claims import LEASE_SECONDS
 from freemad.errors import UsageError
 
 if TYPE_CHECKING:
-    from freemad.bot.deliveries import DeliveryLog
+    from freemad.bot.base import ClaimStore, DeliveryStore
     from freemad.bot.settings import BotSettings
     from freemad.bot.worker import ForgeFactory, Run
 
@@ -36,18 +36,24 @@ FINISHED = frozenset({"done", "ignored", "parked"})
 _TASKS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
+def redis_module() -> Any:
+    """The `redis` package, or a one-line UsageError saying how to install it."""
+    try:
+        import redis  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        raise UsageError(
+            "FREEMAD_QUEUE_URL names a Redis server but the redis package is not installed: "
+            "pip install 'freemad[redis]'"
+        ) from None
+    return redis
+
+
 def make_huey(settings: BotSettings) -> Any:
     """The queue: SQLite in the state directory, or Redis when FREEMAD_QUEUE_URL names one."""
     from huey import RedisHuey  # type: ignore[import-untyped]
 
     if settings.queue_url is not None:
-        try:
-            import redis  # type: ignore[import-not-found,unused-ignore]  # noqa: F401
-        except ImportError:
-            raise UsageError(
-                "FREEMAD_QUEUE_URL names a Redis server but the redis package is not installed: "
-                "pip install 'freemad[redis]'"
-            ) from None
+        redis_module()  # a clear line when the package is missing, before huey's ImportError
         return RedisHuey(QUEUE_NAME, url=settings.queue_url.get_secret_value(), results=False)
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     from huey import Huey
@@ -85,8 +91,8 @@ def register(
     huey: Any,
     settings: BotSettings,
     *,
-    deliveries: DeliveryLog | None = None,
-    claims: Claims | None = None,
+    deliveries: DeliveryStore | None = None,
+    claims: ClaimStore | None = None,
     run: Run | None = None,
     forge_factory: ForgeFactory | None = None,
     backoff: Backoff | None = None,
@@ -139,11 +145,11 @@ def waiting(huey: Any) -> set[str]:
 
 
 def recover_stale(
-    deliveries: DeliveryLog,
+    deliveries: DeliveryStore,
     huey: Any,
     older_than: float = RECOVER_AFTER,
     *,
-    claims: Claims,
+    claims: ClaimStore,
     now: float | None = None,
 ) -> list[str]:
     """Re-enqueue every unfinished delivery that nothing will otherwise run; their ids.

@@ -39,6 +39,19 @@ class BotSettings(BaseModel):
     )
     max_body: int = DEFAULT_MAX_BODY
     log_level: LogLevel = "INFO"
+    run_store: Literal["local", "branch"] = (
+        "local"  # where jobs keep runs (freemad/bot/run_store.py)
+    )
+    git_url: str | None = None  # the repositories' git URL with {repo}; None: from the API URL
+
+    def git_remote(self, repo: str) -> str:
+        """Where `repo` ("owner/name") is fetched from and pushed to: FREEMAD_GIT_URL with
+        {repo}, else the web host of the API (api.github.com -> github.com; GHES's /api/v3 off)."""
+        if self.git_url:
+            return self.git_url.replace("{repo}", repo)
+        api = self.github_api_url.rstrip("/")
+        host = api.replace("://api.github.com", "://github.com").removesuffix("/api/v3")
+        return f"{host}/{repo}.git"
 
     @property
     def auth_mode(self) -> Literal["token", "app"]:
@@ -95,6 +108,10 @@ class BotSettings(BaseModel):
             "executor": _choice("FREEMAD_EXECUTOR", get("FREEMAD_EXECUTOR"), ("local", "actions")),
             "queue_url": _queue_url(get("FREEMAD_QUEUE_URL")),
             "max_body": _max_body(get("FREEMAD_MAX_BODY")),
+            "run_store": _choice(
+                "FREEMAD_RUN_STORE", get("FREEMAD_RUN_STORE"), ("local", "branch")
+            ),
+            "git_url": _git_url(get("FREEMAD_GIT_URL")),
             "log_level": _choice(
                 "FREEMAD_LOG_LEVEL", (get("FREEMAD_LOG_LEVEL") or "INFO").upper(), LOG_LEVELS
             ),
@@ -154,6 +171,17 @@ def _queue_url(value: str | None) -> str | None:
         raise ConfigError(
             "FREEMAD_QUEUE_URL: expected a redis:// (or rediss://, unix://) URL",
             hint="leave it unset for the SQLite queue in FREEMAD_STATE_DIR",
+        )
+    return value
+
+
+def _git_url(value: str | None) -> str | None:
+    if value is None:
+        return None
+    if "{repo}" not in value:
+        raise ConfigError(
+            f"FREEMAD_GIT_URL is {value!r}; it needs {{repo}} where owner/name goes",
+            hint="for example https://github.example.com/{repo}.git",
         )
     return value
 

@@ -28,8 +28,8 @@ from typing import Any
 from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from freemad.bot.base import Delivery, Executor
-from freemad.bot.deliveries import DeliveryLog
+from freemad.bot.base import Delivery, DeliveryStore, Executor
+from freemad.bot.redis_state import RedisDeliveryLog, RedisStateError
 from freemad.bot.settings import BotSettings
 from freemad.redact import Redactor
 
@@ -42,11 +42,14 @@ _DAY = 24 * 3600.0
 
 
 def create_app(
-    settings: BotSettings, *, executor: Executor, deliveries: DeliveryLog | None = None
+    settings: BotSettings, *, executor: Executor, deliveries: DeliveryStore | None = None
 ) -> Flask:
-    """The Flask app of the web edge; `deliveries` defaults to the log in the state directory."""
+    """The Flask app of the web edge; `deliveries` defaults to the log next to the queue
+    (in its Redis, or in the state directory: `stores.delivery_log`)."""
     if deliveries is None:
-        deliveries = DeliveryLog(settings.deliveries_path)
+        from freemad.bot.stores import delivery_log
+
+        deliveries = delivery_log(settings)
     edge = _Edge(settings, executor, deliveries)
     app = Flask("freemad.bot")
     # Werkzeug refuses (413) to read more than this, whatever Content-Length claims.
@@ -115,7 +118,9 @@ class _WriteGate:
 class _Edge:
     """The two endpoints, over one settings, executor and delivery log."""
 
-    def __init__(self, settings: BotSettings, executor: Executor, deliveries: DeliveryLog) -> None:
+    def __init__(
+        self, settings: BotSettings, executor: Executor, deliveries: DeliveryStore
+    ) -> None:
         self.gate = _WriteGate(Path(settings.state_dir) / "ack.lock")
         self.max_body = settings.max_body
         self.secret = settings.webhook_secret.get_secret_value().encode("utf-8")
@@ -157,8 +162,11 @@ class _Edge:
         delivery_id = delivery.delivery_id
         where = {"delivery_id": delivery_id, "event": delivery.event}
         # Only local SQLite writes queue on the gate: an executor that calls GitHub (actions)
-        # must not hold up every other acknowledgement while it waits for an answer.
-        local = isinstance(self.executor, _LOCAL_EXECUTORS)
+        # must not hold up every other acknowledgement while it waits for an answer, and a log
+        # in Redis (with the queue there too) has no local writers to line up.
+        local = isinstance(self.executor, _LOCAL_EXECUTORS) and not isinstance(
+            self.deliveries, RedisDeliveryLog
+        )
         try:
             with self.gate.held() if local else contextlib.nullcontext():
                 return self._record_and_submit(delivery, where)
@@ -170,7 +178,7 @@ class _Edge:
         delivery_id = delivery.delivery_id
         try:
             is_new = self.deliveries.record(delivery, status="queued")
-        except (sqlite3.Error, OSError):
+        except (sqlite3.Error, OSError, RedisStateError):
             log.exception("cannot record the delivery", extra={**where, "status": 503})
             return _error(503, "the delivery log is unavailable; redeliver later", delivery_id)
         if not is_new:
@@ -192,7 +200,7 @@ class _Edge:
         now = time.time()
         try:
             counts = self.deliveries.counts(since=now - _DAY)
-        except (sqlite3.Error, OSError) as exc:
+        except (sqlite3.Error, OSError, RedisStateError) as exc:
             log.error("delivery log unavailable: %s", type(exc).__name__, extra={"status": 503})
             return jsonify({"ok": False, "error": "the delivery log is unavailable"}), 503
         try:

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from freemad.bot.claims import (
     LEASE_SECONDS,
     Claim,
-    Claims,
     Effect,
     JournalForge,
     LeaseLost,
@@ -43,8 +42,7 @@ from freemad.github.forge import Forge, ForgeError
 from freemad.markdown import escape_markdown
 
 if TYPE_CHECKING:
-    from freemad.bot.base import Delivery
-    from freemad.bot.deliveries import DeliveryLog
+    from freemad.bot.base import ClaimStore, Delivery, DeliveryStore
     from freemad.bot.settings import BotSettings
     from freemad.github.router import Outcome
 
@@ -58,19 +56,34 @@ FINAL_STATUSES = {404, 410, 422}  # GitHub will not change its mind about these
 
 
 def run_delivery(settings: BotSettings, delivery: Delivery, forge: Forge, claim: Claim) -> Outcome:
-    """What a job does: the delivery through the router, on the bot's own SQLite store."""
+    """What a job does: the delivery through the router, on the runs of `settings.run_store`."""
+    from freemad.bot.run_store import job_store
     from freemad.config import default_config, load_config
     from freemad.github.router import Router, Settings
-    from freemad.store import SqliteStore
 
     config = load_config(settings.config_path) if settings.config_path else default_config()
     pages = (config.github.pages_url or "").rstrip("/")
     routing = Settings(workspace=settings.state_dir, checkout=False)
     if pages:
         routing.run_url = lambda kind, run_id: f"{pages}/runs/{run_id}.html"
-    with SqliteStore(settings.state_dir / "runs.db") as store:
+    with job_store(settings, config, delivery.repo, lambda: _token(settings, delivery, forge)) as (
+        store,
+        save,
+    ):
         router = Router(config, JournalForge(forge, claim), store, routing)
-        return router.handle(delivery.event, delivery.body)
+        outcome = router.handle(delivery.event, delivery.body)
+        save()
+        return outcome
+
+
+def _token(settings: BotSettings, delivery: Delivery, forge: Forge) -> str:
+    """The token git pushes the state branch with: the job's own (the installation's)."""
+    own = getattr(forge, "token", None)
+    if callable(own):
+        return str(own())
+    from freemad.bot.auth import token_source_from
+
+    return token_source_from(settings).token_for(delivery.installation_id)
 
 
 def _forge(settings: BotSettings, installation_id: int | None) -> Forge:
@@ -86,19 +99,20 @@ class Job:
         self,
         settings: BotSettings,
         *,
-        deliveries: DeliveryLog | None = None,
-        claims: Claims | None = None,
+        deliveries: DeliveryStore | None = None,
+        claims: ClaimStore | None = None,
         run: Run | None = None,
         forge_factory: ForgeFactory | None = None,
         backoff: Backoff | None = None,
         lease: float = LEASE_SECONDS,
     ) -> None:
-        from freemad.bot.deliveries import DeliveryLog
+        from freemad.bot.stores import claims_store, delivery_log
 
         self.settings, self.lease = settings, lease
         # Neither opens anything until used: the web process registers the task but never runs it.
-        self.deliveries = deliveries or DeliveryLog(settings.deliveries_path)
-        self.claims = claims or Claims(settings.state_dir / "claims.db")
+        # With the queue in Redis, both are in the same Redis: any host can run any delivery.
+        self.deliveries = deliveries or delivery_log(settings)
+        self.claims = claims or claims_store(settings)
         self.run: Run = run or run_delivery
         self.forge_factory: ForgeFactory = forge_factory or _forge
         self.backoff = backoff or Backoff()
@@ -224,8 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="jobs run at once (default 2)")
     parser.add_argument("--worker-type", choices=("thread", "process"), default="thread")
     args = parser.parse_args(argv)
-    from freemad.bot.deliveries import DeliveryLog
     from freemad.bot.settings import BotSettings
+    from freemad.bot.stores import claims_store, delivery_log
     from freemad.bot.web import configure_logging
 
     try:
@@ -233,8 +247,9 @@ def main(argv: list[str] | None = None) -> int:
         configure_logging(settings)
         huey = make_huey(settings)
         register(huey, settings)
-        deliveries = DeliveryLog(settings.deliveries_path)
-        claims = Claims(settings.state_dir / "claims.db")
+        deliveries = delivery_log(settings)
+        claims = claims_store(settings)
+        deliveries.recent(1)  # an unreachable delivery log stops the worker here, in one line
         recover_stale(deliveries, huey, claims=claims)
     except FreemadError as exc:
         print(f"freemad bot worker: {exc.one_line()}", file=sys.stderr)
@@ -256,7 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _upkeep(huey: Any, deliveries: DeliveryLog, claims: Claims, stop: threading.Event) -> None:
+def _upkeep(
+    huey: Any, deliveries: DeliveryStore, claims: ClaimStore, stop: threading.Event
+) -> None:
     """The heartbeat `/healthz` reads, and the recovery sweep, until `stop`."""
     beats = 0
     while True:

@@ -20,7 +20,7 @@ import random
 import re
 import tempfile
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -112,8 +112,12 @@ class StateBranch:
         retries: int = 5,
         backoff: float = 0.5,
         sleep: Callable[[float], None] = time.sleep,
+        env: Mapping[str, str] | None = None,
     ) -> None:
+        """`env`: extra environment for every git command (the webhook bot's credentials go
+        there, never into the clone's config or a command line)."""
         self.repo_path = Path(repo_path)
+        self.env = dict(env or {})
         self.remote, self.branch = remote, branch
         self.retries, self.backoff, self._sleep = retries, backoff, sleep
         self.tracking = f"refs/remotes/{remote}/{branch}"  # where the fetched tip is kept
@@ -189,6 +193,8 @@ class StateBranch:
             repo = open_repo(self.repo_path)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             raise StateError(f"{self.repo_path} is not a git repository") from None
+        if self.env:
+            repo.git.update_environment(**self.env)
         with repo:
             try:
                 yield repo

@@ -1,0 +1,418 @@
+"""The delivery log and the claims in Redis: what lets workers on several hosts share the work.
+
+With `FREEMAD_QUEUE_URL` naming a Redis server, the queue is there, so the delivery log and the
+claims (with their journal) are kept in the same server: a worker on any host can read a
+delivery that any web process recorded, and a lease taken on one host keeps out every other.
+`RedisDeliveryLog` and `RedisClaims` have the methods, results and rules of `DeliveryLog` and
+`Claims` (the SQLite ones): both pairs fit the `DeliveryStore` and `ClaimStore` protocols of
+`freemad.bot.base`, which is what the rest of the bot is typed with.
+
+Keys, under a prefix (`freemad:` by default):
+
+- `freemad:delivery:<id>`: a hash, one delivery: `event`, `action`, `installation_id`, `repo`,
+  `body`, `received_at`, `updated_at`, `status`, `attempts`, `detail` (a field that would be
+  None is absent).
+- `freemad:deliveries`: a sorted set of delivery ids scored by `received_at`, for `recent` and
+  `counts`.
+- `freemad:claim:<id>`: a hash, the delivery's claim: `owner`, `host`, `pid`, `boot` (the holder
+  machine's boot id), `expires` (Unix time, by the `clock` given), `attempts`. A released claim
+  keeps only `expires` = 0 and `attempts`.
+- `freemad:effects:<id>`: a hash, the delivery's journal: field `<kind>:<seq>`, value the JSON
+  array `[repo, number, ref, url]`.
+
+Every write that must not race is one Lua script, which Redis runs atomically: `record` inserts
+only a new id (or takes back a delivery whose submission failed before any attempt), `claim`
+succeeds only when no live lease is held, `renew` and `release` only for the holder.
+
+Retention: a delivery's hash expires 30 days (`RETENTION_SECONDS`) after it was recorded, a
+claim's 30 days after it was last taken or renewed, a journal's 30 days after its last entry;
+each `record` drops ids older than that from the sorted set, so Redis does not grow for ever.
+GitHub offers a redelivery for 3 days (7 on GitHub Enterprise Server), so deduplication is not
+weakened.
+
+A holder's death is noticed by its lease running out. The shortcut of the SQLite claims (a
+holder whose process is gone is not live) is taken only when the holder's host key and boot id
+are both this machine's: two hosts given the same host name share a host key, never a boot id.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from freemad.bot.base import Delivery
+from freemad.bot.claims import LEASE_SECONDS, Effect, Owner, _gone
+from freemad.bot.deliveries import DeliveryRecord, _check_status
+from freemad.errors import FreemadError
+
+PREFIX = "freemad:"
+RETENTION_SECONDS = 30 * 24 * 3600.0
+_BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+
+# KEYS: the delivery's hash, the index. ARGV: id, now, status, ttl (ms), cutoff, body, event,
+# then the optional fields as name, value pairs.
+_RECORD = """
+local current = redis.call('HMGET', KEYS[1], 'status', 'attempts')
+if current[1] then
+  if current[1] ~= 'failed' or tonumber(current[2]) ~= 0 then return 0 end
+  redis.call('HSET', KEYS[1], 'body', ARGV[6], 'received_at', ARGV[2], 'updated_at', ARGV[2],
+             'status', ARGV[3], 'detail', '')
+else
+  redis.call('HSET', KEYS[1], 'body', ARGV[6], 'received_at', ARGV[2], 'updated_at', ARGV[2],
+             'status', ARGV[3], 'detail', '', 'attempts', 0, 'event', ARGV[7])
+  for i = 8, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[5])
+return 1
+"""
+
+# KEYS: the delivery's hash. ARGV: status, detail, now, attempts to add.
+_MARK = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[1], 'detail', ARGV[2], 'updated_at', ARGV[3])
+if ARGV[4] ~= '0' then redis.call('HINCRBY', KEYS[1], 'attempts', ARGV[4]) end
+return 1
+"""
+
+# KEYS: the claim's hash. ARGV: now, owner, host, pid, boot, expires, ttl (ms), and the holder
+# that may be replaced although its lease runs (its process is gone), or ''.
+# Returns {attempt}, or {0, owner, host, pid, boot} of the live holder.
+_CLAIM = """
+local c = redis.call('HMGET', KEYS[1], 'owner', 'host', 'pid', 'boot', 'expires', 'attempts')
+if c[1] and (tonumber(c[5]) or 0) > tonumber(ARGV[1]) and c[1] ~= ARGV[8] then
+  return {0, c[1], c[2] or '', c[3] or '0', c[4] or ''}
+end
+local attempt = (tonumber(c[6]) or 0) + 1
+redis.call('HSET', KEYS[1], 'owner', ARGV[2], 'host', ARGV[3], 'pid', ARGV[4], 'boot', ARGV[5],
+           'expires', ARGV[6], 'attempts', attempt)
+redis.call('PEXPIRE', KEYS[1], ARGV[7])
+return {attempt}
+"""
+
+# KEYS: the claim's hash. ARGV: owner, expires, ttl (ms).
+_RENEW = """
+if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'expires', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+"""
+
+# KEYS: the claim's hash. ARGV: owner.
+_RELEASE = """
+if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+redis.call('HDEL', KEYS[1], 'owner', 'host', 'pid', 'boot')
+redis.call('HSET', KEYS[1], 'expires', 0)
+return 1
+"""
+
+_FIELDS = (
+    "event",
+    "action",
+    "installation_id",
+    "repo",
+    "received_at",
+    "updated_at",
+    "status",
+    "attempts",
+    "detail",
+)
+
+
+class RedisStateError(FreemadError):
+    """The bot's state in Redis could not be read or written (the server is down, refused us...)."""
+
+
+def safe_url(url: str) -> str:
+    """`url` without its password (and without a query string, which may carry one)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"
+        port = parts.port
+    except ValueError:
+        return "the Redis URL in FREEMAD_QUEUE_URL"
+    netloc = f"{host}:{port}" if port is not None else host
+    if parts.username:
+        netloc = f"{parts.username}@{netloc}"
+    return f"{parts.scheme}://{netloc}{parts.path}"
+
+
+class _Redis:
+    """One client from a URL, and the translation of every Redis failure into one line."""
+
+    def __init__(self, url: str, prefix: str) -> None:
+        from freemad.bot.queue import redis_module
+
+        redis = redis_module()
+        self.url, self.prefix = safe_url(url), prefix
+        self._errors: type[Exception] = redis.exceptions.RedisError
+        # Nothing connects until the first command; the pool reconnects after a fork by itself.
+        self.client: Any = redis.Redis.from_url(url)
+
+    @contextmanager
+    def guard(self) -> Iterator[None]:
+        try:
+            yield
+        except self._errors as exc:
+            # redis-py's messages name the host and port, never the password; one line regardless.
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise RedisStateError(
+                f"the bot's state in Redis at {self.url} is unavailable: {reason[:200]}"
+            ) from None
+
+    def script(self, source: str) -> Any:
+        return self.client.register_script(source)
+
+    def run(self, script: Any, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        with self.guard():
+            return script(keys=list(keys), args=list(args))
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def _ms(seconds: float) -> int:
+    return max(1, int(seconds * 1000))
+
+
+def _boot_id() -> str:
+    try:
+        return _BOOT_ID.read_text(encoding="ascii").strip()
+    except OSError:
+        return ""
+
+
+class RedisDeliveryLog:
+    """The delivery log in Redis at `url`; safe to share between threads, processes and hosts."""
+
+    def __init__(
+        self, url: str, *, prefix: str = PREFIX, retention: float = RETENTION_SECONDS
+    ) -> None:
+        self._redis = _Redis(url, prefix)
+        self.url = self._redis.url  # without the password
+        self.prefix, self.retention = prefix, retention
+        self._index = f"{prefix}deliveries"
+        self._record = self._redis.script(_RECORD)
+        self._mark = self._redis.script(_MARK)
+
+    def _key(self, delivery_id: str) -> str:
+        return f"{self.prefix}delivery:{delivery_id}"
+
+    def record(self, delivery: Delivery, *, status: str = "queued") -> bool:
+        """Record `delivery`; True if it is new (or its earlier submission failed), else False."""
+        _check_status(status)
+        now = time.time()
+        optional: list[Any] = []
+        for name, value in (
+            ("action", delivery.action),
+            ("installation_id", delivery.installation_id),
+            ("repo", delivery.repo),
+        ):
+            if value is not None:
+                optional += [name, value]
+        args = [
+            delivery.delivery_id,
+            repr(now),
+            status,
+            _ms(self.retention),
+            repr(now - self.retention),
+            delivery.body,
+            delivery.event,
+            *optional,
+        ]
+        keys = [self._key(delivery.delivery_id), self._index]
+        return int(self._redis.run(self._record, keys, args)) == 1
+
+    def get(self, delivery_id: str) -> Delivery | None:
+        with self._redis.guard():
+            row = self._redis.client.hmget(
+                self._key(delivery_id), "event", "action", "installation_id", "repo", "body"
+            )
+        event, action, installation_id, repo, body = row
+        if event is None or body is None:
+            return None
+        return Delivery(
+            delivery_id=delivery_id,
+            event=_text(event),
+            action=None if action is None else _text(action),
+            installation_id=None if installation_id is None else int(installation_id),
+            repo=None if repo is None else _text(repo),
+            body=bytes(body),
+        )
+
+    def mark(
+        self, delivery_id: str, status: str, detail: str = "", *, attempt: bool = False
+    ) -> None:
+        """Set the delivery's status (and detail); `attempt` counts one more try at its work."""
+        _check_status(status)
+        args = [status, detail, repr(time.time()), int(attempt)]
+        self._redis.run(self._mark, [self._key(delivery_id)], args)
+
+    def status(self, delivery_id: str) -> str | None:
+        with self._redis.guard():
+            value = self._redis.client.hget(self._key(delivery_id), "status")
+        return None if value is None else _text(value)
+
+    def recent(self, limit: int = 50) -> list[DeliveryRecord]:
+        """The latest `limit` deliveries, newest first."""
+        if limit <= 0:
+            return []
+        with self._redis.guard():
+            ids = [_text(i) for i in self._redis.client.zrevrange(self._index, 0, limit - 1)]
+            rows = self._rows(ids, _FIELDS)
+        records = []
+        for delivery_id, row in zip(ids, rows, strict=True):
+            values = dict(zip(_FIELDS, row, strict=True))
+            if values["status"] is None:  # expired since the index was read
+                continue
+            records.append(
+                DeliveryRecord(
+                    delivery_id=delivery_id,
+                    event=_text(values["event"]),
+                    action=None if values["action"] is None else _text(values["action"]),
+                    installation_id=None
+                    if values["installation_id"] is None
+                    else int(values["installation_id"]),
+                    repo=None if values["repo"] is None else _text(values["repo"]),
+                    received_at=float(values["received_at"]),
+                    updated_at=float(values["updated_at"]),
+                    status=_text(values["status"]),
+                    attempts=int(values["attempts"] or 0),
+                    detail=_text(values["detail"] or b""),
+                )
+            )
+        return records
+
+    def counts(self, since: float) -> dict[str, int]:
+        """How many deliveries received since `since` (Unix time) are in each status."""
+        with self._redis.guard():
+            ids = [_text(i) for i in self._redis.client.zrangebyscore(self._index, since, "+inf")]
+            rows = self._rows(ids, ("status",))
+        found = Counter(_text(row[0]) for row in rows if row[0] is not None)
+        return dict(found)
+
+    def _rows(self, ids: list[str], fields: Sequence[str]) -> list[list[Any]]:
+        pipe = self._redis.client.pipeline(transaction=False)
+        for delivery_id in ids:
+            pipe.hmget(self._key(delivery_id), *fields)
+        return list(pipe.execute()) if ids else []
+
+    def close(self) -> None:
+        self._redis.close()
+
+
+class RedisClaims:
+    """Leases on deliveries, and the journal of what each delivery's jobs posted, in Redis."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        clock: Callable[[], float] = time.time,
+        prefix: str = PREFIX,
+        retention: float = RETENTION_SECONDS,
+    ) -> None:
+        self._redis = _Redis(url, prefix)
+        self.url = self._redis.url  # without the password
+        self.prefix, self.retention = prefix, retention
+        self._clock = clock
+        self._boot = _boot_id()
+        self._claim = self._redis.script(_CLAIM)
+        self._renew = self._redis.script(_RENEW)
+        self._release = self._redis.script(_RELEASE)
+
+    def _key(self, delivery_id: str) -> str:
+        return f"{self.prefix}claim:{delivery_id}"
+
+    def _effects(self, delivery_id: str) -> str:
+        return f"{self.prefix}effects:{delivery_id}"
+
+    def claim(self, delivery_id: str, owner: Owner, lease: float = LEASE_SECONDS) -> int | None:
+        """Take the delivery's claim: the attempt number (from 1), or None when it is held."""
+        now = self._clock()
+        args = [
+            repr(now),
+            str(owner),
+            owner.host,
+            owner.pid,
+            self._boot,
+            repr(now + lease),
+            _ms(max(lease, self.retention)),
+        ]
+        keys = [self._key(delivery_id)]
+        result = self._redis.run(self._claim, keys, [*args, ""])
+        if int(result[0]) == 0:
+            holder, host, pid, boot = (_text(value) for value in result[1:5])
+            if not self._dead(host, pid, boot):
+                return None
+            # Its process is certainly dead: replace exactly that holder, if it still holds.
+            result = self._redis.run(self._claim, keys, [*args, holder])
+            if int(result[0]) == 0:
+                return None
+        return int(result[0])
+
+    def renew(self, delivery_id: str, owner: Owner, lease: float = LEASE_SECONDS) -> bool:
+        args = [str(owner), repr(self._clock() + lease), _ms(max(lease, self.retention))]
+        return int(self._redis.run(self._renew, [self._key(delivery_id)], args)) == 1
+
+    def holds(self, delivery_id: str, owner: Owner) -> bool:
+        with self._redis.guard():
+            holder, expires = self._redis.client.hmget(self._key(delivery_id), "owner", "expires")
+        if holder is None or expires is None:
+            return False
+        return _text(holder) == str(owner) and float(expires) > self._clock()
+
+    def live(self, delivery_id: str) -> bool:
+        """Whether someone holds the delivery's claim and may still be working on it."""
+        with self._redis.guard():
+            row = self._redis.client.hmget(
+                self._key(delivery_id), "owner", "host", "pid", "boot", "expires"
+            )
+        holder, host, pid, boot, expires = row
+        if holder is None or expires is None or float(expires) <= self._clock():
+            return False
+        return not self._dead(_text(host or b""), _text(pid or b"0"), _text(boot or b""))
+
+    def _dead(self, host: str, pid: str, boot: str) -> bool:
+        """The same-host shortcut: only on this very machine (host key and boot id)."""
+        try:
+            number = int(pid)
+        except ValueError:
+            return False
+        return boot == self._boot and _gone(host, number)
+
+    def release(self, delivery_id: str, owner: Owner) -> None:
+        self._redis.run(self._release, [self._key(delivery_id)], [str(owner)])
+
+    def effect(self, delivery_id: str, kind: str, seq: int) -> Effect | None:
+        with self._redis.guard():
+            value = self._redis.client.hget(self._effects(delivery_id), f"{kind}:{seq}")
+        if value is None:
+            return None
+        repo, number, ref, url = json.loads(value)
+        return Effect(str(repo), int(number), int(ref), str(url))
+
+    def record(self, delivery_id: str, kind: str, seq: int, effect: Effect) -> None:
+        value = json.dumps([effect.repo, effect.number, effect.ref, effect.url])
+        key = self._effects(delivery_id)
+        with self._redis.guard():
+            pipe = self._redis.client.pipeline(transaction=True)
+            pipe.hset(key, f"{kind}:{seq}", value)
+            pipe.pexpire(key, _ms(self.retention))
+            pipe.execute()
+
+    def close(self) -> None:
+        self._redis.close()

@@ -1,0 +1,563 @@
+"""The delivery log and the claims in Redis, beside their SQLite originals: the same checks pass on
+both. Redis is a real `redis-server` on loopback (one per test that asks; skipped where absent).
+
+Then what Redis is for: a delivery the web edge of one "host" recorded is worked by a job on
+another host with a state directory of its own; a Redis that does not answer is one line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from freemad.bot.base import Delivery
+from freemad.bot.claims import Claim, Claims, Effect, JournalForge, Owner
+from freemad.bot.deliveries import DeliveryLog
+from freemad.bot.queue import make_huey, recover_stale, register, waiting
+from freemad.bot.settings import BotSettings
+from freemad.bot.stores import claims_store, delivery_log
+from freemad.errors import FreemadError
+from freemad.github.forge import Forge, RecordingForge
+from freemad.github.router import Outcome
+from tests.bot import test_end_to_end
+from tests.github.payloads import REPO, labeled_issue
+
+# The fixture of the end-to-end test: a real redis-server on loopback, stopped after the test.
+redis_url = test_end_to_end.redis_url
+free_port = test_end_to_end.free_port
+
+SECRET = "redis-state-secret"
+
+
+def delivery(delivery_id: str = "d-1", body: bytes = b'{"action":"opened"}') -> Delivery:
+    return Delivery(delivery_id, "issues", "opened", 42, REPO, body)
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass
+class Backend:
+    """One kind of store: `log()` and `claims()` open a new client each (a "restart")."""
+
+    name: str
+    open_log: Callable[[], DeliveryLog]
+    open_claims: Callable[[Callable[[], float]], Claims]
+    opened: list[DeliveryLog | Claims] = field(default_factory=list)
+
+    def log(self) -> DeliveryLog:
+        made = self.open_log()
+        self.opened.append(made)
+        return made
+
+    def claims(self, clock: Callable[[], float] = time.time) -> Claims:
+        made = self.open_claims(clock)
+        self.opened.append(made)
+        return made
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    if request.param == "redis":
+        from freemad.bot.redis_state import RedisClaims, RedisDeliveryLog
+
+        url: str = request.getfixturevalue("redis_url")
+        made = Backend(
+            "redis",
+            lambda: RedisDeliveryLog(url),
+            lambda clock: RedisClaims(url, clock=clock),
+        )
+    else:
+        state = tmp_path / "state"
+        made = Backend(
+            "sqlite",
+            lambda: DeliveryLog(state / "deliveries.sqlite3"),
+            lambda clock: Claims(state / "claims.db", clock=clock),
+        )
+    yield made
+    for store in made.opened:
+        store.close()
+
+
+# --- the delivery log -----------------------------------------------------------------------
+
+
+def test_record_get_mark_status_recent_counts(backend: Backend) -> None:
+    log = backend.log()
+    assert log.status("d-1") is None and log.get("d-1") is None
+    assert log.record(delivery()) is True
+    assert log.get("d-1") == delivery()
+    assert log.status("d-1") == "queued"
+    log.mark("d-1", "running", attempt=True)
+    log.mark("d-1", "done", "commented")
+    [record] = log.recent(10)
+    assert (record.delivery_id, record.event, record.action) == ("d-1", "issues", "opened")
+    assert (record.installation_id, record.repo) == (42, REPO)
+    assert (record.status, record.attempts, record.detail) == ("done", 1, "commented")
+    assert record.received_at <= record.updated_at
+    assert log.counts(since=0) == {"done": 1}
+    assert log.counts(since=time.time() + 60) == {}
+
+
+def test_a_delivery_without_action_installation_or_repository(backend: Backend) -> None:
+    log = backend.log()
+    bare = Delivery("bare", "ping", None, None, None, b"\x00\xffbytes")
+    assert log.record(bare, status="ignored")
+    assert log.get("bare") == bare
+    [record] = log.recent()
+    assert (record.action, record.installation_id, record.repo) == (None, None, None)
+    assert record.status == "ignored"
+
+
+def test_a_redelivery_changes_nothing_even_after_a_restart(backend: Backend) -> None:
+    log = backend.log()
+    assert log.record(delivery(body=b"first"))
+    log.mark("d-1", "done")
+    assert log.record(delivery(body=b"second")) is False
+    reopened = backend.log()
+    assert reopened.record(delivery(body=b"third")) is False
+    stored = reopened.get("d-1")
+    assert stored is not None and stored.body == b"first"
+    assert reopened.status("d-1") == "done"
+
+
+def test_only_a_failure_before_any_attempt_is_taken_back(backend: Backend) -> None:
+    log = backend.log()
+    log.record(delivery("never-ran", body=b"first"))
+    log.mark("never-ran", "failed", "submit failed: ConnectionError")
+    assert log.record(delivery("never-ran", body=b"again")) is True
+    assert log.status("never-ran") == "queued"
+    taken = log.get("never-ran")
+    assert taken is not None and taken.body == b"again"
+    assert log.recent(1)[0].detail == ""
+    log.record(delivery("ran"))
+    log.mark("ran", "running", attempt=True)
+    log.mark("ran", "failed", "boom")
+    assert log.record(delivery("ran")) is False
+    for status in ("parked", "ignored", "done"):
+        log.record(delivery(status))
+        log.mark(status, status)
+        assert log.record(delivery(status)) is False
+
+
+def test_marking_an_unknown_delivery_records_nothing(backend: Backend) -> None:
+    log = backend.log()
+    log.mark("nobody", "done", "no such delivery", attempt=True)
+    assert log.status("nobody") is None and log.get("nobody") is None
+    assert log.recent() == [] and log.counts(since=0) == {}
+
+
+def test_unknown_statuses_are_refused(backend: Backend) -> None:
+    log = backend.log()
+    with pytest.raises(ValueError, match="unknown delivery status"):
+        log.mark("d-1", "finished")
+    with pytest.raises(ValueError, match="unknown delivery status"):
+        log.record(delivery(), status="finished")
+
+
+def test_recent_is_newest_first_and_limited(backend: Backend) -> None:
+    log = backend.log()
+    for n in range(5):
+        log.record(delivery(f"d-{n}"))
+    assert [r.delivery_id for r in log.recent(3)] == ["d-4", "d-3", "d-2"]
+    log.mark("d-0", "done")
+    assert log.counts(since=0) == {"queued": 4, "done": 1}
+
+
+def test_threads_on_two_clients_record_a_delivery_once(backend: Backend) -> None:
+    logs = [backend.log(), backend.log()]
+    results: list[bool] = []
+    barrier = threading.Barrier(8)
+
+    def race(n: int) -> None:
+        barrier.wait()
+        results.append(logs[n % 2].record(delivery("contended")))
+
+    threads = [threading.Thread(target=race, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(results) == [False] * 7 + [True]
+
+
+# --- the claims and their journal -----------------------------------------------------------
+
+
+def test_a_live_claim_keeps_a_second_job_out_until_released(backend: Backend) -> None:
+    claims = backend.claims()
+    holder = Owner.here()
+    assert claims.claim("d", holder) == 1
+    assert claims.holds("d", holder) and claims.live("d")
+    assert claims.claim("d", Owner.here()) is None
+    assert claims.renew("d", holder)
+    claims.release("d", Owner.here())  # not the holder: changes nothing
+    assert claims.holds("d", holder)
+    claims.release("d", holder)
+    assert not claims.holds("d", holder) and not claims.live("d")
+    assert not claims.renew("d", holder)
+    second = Owner.here()
+    assert claims.claim("d", second) == 2
+    assert backend.claims().holds("d", second)  # a new client sees the same claim
+
+
+def test_an_expired_claim_can_be_taken_and_renewal_moves_the_expiry(backend: Backend) -> None:
+    clock = Clock()
+    claims = backend.claims(clock)
+    holder = Owner("host-a", 101, "a")
+    assert claims.claim("d", holder, lease=10) == 1
+    clock.now += 8
+    assert claims.renew("d", holder, lease=10)  # now expires at 1018
+    clock.now += 9
+    assert claims.holds("d", holder) and claims.live("d")
+    assert claims.claim("d", Owner("host-b", 202, "b"), lease=10) is None
+    clock.now += 2
+    assert not claims.holds("d", holder) and not claims.live("d")
+    other = Owner("host-b", 202, "b")
+    assert claims.claim("d", other, lease=10) == 2
+    assert not claims.renew("d", holder, lease=10)  # the claim is someone else's now
+    assert claims.holds("d", other) and not claims.holds("d", holder)
+
+
+def test_two_hosts_contend_for_one_claim_and_one_wins(backend: Backend) -> None:
+    clock = Clock()
+    hosts = [backend.claims(clock), backend.claims(clock)]
+    for host in hosts:  # open each first: the race is for the claim, not for creating claims.db
+        assert not host.live("contended")
+    owners = [Owner(f"host-{n % 2}", 100 + n, f"job-{n}") for n in range(8)]
+    results: list[tuple[Owner, int | None]] = []
+    barrier = threading.Barrier(len(owners))
+
+    def race(n: int) -> None:
+        barrier.wait()
+        results.append((owners[n], hosts[n % 2].claim("contended", owners[n])))
+
+    threads = [threading.Thread(target=race, args=(n,)) for n in range(len(owners))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    winners = [(owner, attempt) for owner, attempt in results if attempt is not None]
+    assert len(winners) == 1 and winners[0][1] == 1
+    (winner, _), (a, b) = winners[0], hosts
+    assert a.holds("contended", winner) and b.holds("contended", winner)
+    assert all(not a.holds("contended", o) for o in owners if o != winner)
+
+
+def dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_holder_gone_on_this_host_is_not_live(backend: Backend) -> None:
+    claims = backend.claims()
+    dead = Owner(Owner.here().host, dead_pid(), "gone")
+    assert claims.claim("d", dead) == 1
+    assert not claims.live("d")
+    assert claims.claim("d", Owner.here()) == 2
+    # Elsewhere, only the lease tells: a PID on another host is not ours to look up.
+    far = Owner("another-host#pid:[1]", dead_pid(), "far")
+    assert claims.claim("e", far) == 1
+    assert claims.live("e") and claims.claim("e", Owner.here()) is None
+
+
+def test_the_journal_survives_a_new_client(backend: Backend) -> None:
+    claims = backend.claims()
+    claims.record("d", "comment", 1, Effect(REPO, 7, 1001, "https://x/1"))
+    claims.record("d", "pull", 1, Effect(REPO, 8, 8, "https://x/pull/8"))
+    reopened = backend.claims()
+    assert reopened.effect("d", "comment", 1) == Effect(REPO, 7, 1001, "https://x/1")
+    assert reopened.effect("d", "pull", 1) == Effect(REPO, 8, 8, "https://x/pull/8")
+    assert reopened.effect("d", "comment", 2) is None
+    assert reopened.effect("other", "comment", 1) is None
+    reopened.record("d", "comment", 1, Effect(REPO, 7, 1002, "https://x/2"))
+    assert claims.effect("d", "comment", 1) == Effect(REPO, 7, 1002, "https://x/2")
+
+
+def test_a_rerun_on_another_client_edits_what_the_first_posted(backend: Backend) -> None:
+    forge = RecordingForge()
+    first_host, second_host = backend.claims(), backend.claims()
+    first = Owner("host-a", 1, "first")
+    claim = Claim(first_host, "d", first, first_host.claim("d", first) or 0)
+    posted = JournalForge(forge, claim).comment(REPO, 7, "first run's answer")
+    first_host.release("d", first)
+
+    second = Owner("host-b", 2, "second")
+    rerun = Claim(second_host, "d", second, second_host.claim("d", second) or 0)
+    again = JournalForge(forge, rerun).comment(REPO, 7, "second run's answer")
+    assert rerun.attempt == 2 and again.id == posted.id
+    assert [c.method for c in forge.calls] == ["comment", "edit_comment"]
+
+
+# --- Redis only -----------------------------------------------------------------------------
+
+
+def test_the_same_host_name_on_another_machine_is_not_taken_for_this_one(redis_url: str) -> None:
+    from freemad.bot.redis_state import RedisClaims
+
+    claims = RedisClaims(redis_url)
+    try:
+        dead = Owner(Owner.here().host, dead_pid(), "twin")
+        assert claims.claim("d", dead) == 1
+        # A host with the same name and PID namespace inode, booted apart from this one.
+        claims._redis.client.hset("freemad:claim:d", "boot", "another-boot-id")
+        assert claims.live("d")
+        assert claims.claim("d", Owner.here()) is None
+    finally:
+        claims.close()
+
+
+def test_keys_live_under_the_prefix_and_old_deliveries_are_dropped(redis_url: str) -> None:
+    from freemad.bot.redis_state import RedisClaims, RedisDeliveryLog
+
+    short = RedisDeliveryLog(redis_url, prefix="short:", retention=0.3)
+    other = RedisDeliveryLog(redis_url)
+    claims = RedisClaims(redis_url, prefix="short:")
+    try:
+        assert short.record(delivery("old"))
+        claims.claim("old", Owner.here())
+        claims.record("old", "comment", 1, Effect(REPO, 7, 1, "u"))
+        keys = sorted(k.decode() for k in short._redis.client.keys("*"))
+        assert keys == [
+            "short:claim:old",
+            "short:deliveries",
+            "short:delivery:old",
+            "short:effects:old",
+        ]
+        assert other.get("old") is None and other.recent() == []
+        ttl = short._redis.client.pttl("short:delivery:old")
+        assert 0 < ttl <= 300
+        time.sleep(0.4)
+        assert short.record(delivery("new"))
+        assert [r.delivery_id for r in short.recent()] == ["new"]
+        assert short.get("old") is None
+        assert short.counts(since=0) == {"queued": 1}
+    finally:
+        for store in (short, other, claims):
+            store.close()
+
+
+def test_the_stores_follow_the_queue(tmp_path: Path, redis_url: str) -> None:
+    from freemad.bot.redis_state import RedisClaims, RedisDeliveryLog
+
+    local = settings_for(tmp_path / "a")
+    assert type(delivery_log(local)) is DeliveryLog and type(claims_store(local)) is Claims
+    shared = settings_for(tmp_path / "a", redis_url)
+    log, claims = delivery_log(shared), claims_store(shared)
+    assert isinstance(log, RedisDeliveryLog) and isinstance(claims, RedisClaims)
+    log.close()
+    claims.close()
+    assert not (tmp_path / "a").exists()  # nothing was written to the state directory
+
+
+# --- one host records, another works --------------------------------------------------------
+
+
+def settings_for(state_dir: Path, queue_url: str | None = None) -> BotSettings:
+    env = {
+        "FREEMAD_WEBHOOK_SECRET": SECRET,
+        "FREEMAD_GITHUB_TOKEN": "t0ken",
+        "FREEMAD_STATE_DIR": str(state_dir),
+    }
+    if queue_url is not None:
+        env["FREEMAD_QUEUE_URL"] = queue_url
+    return BotSettings.from_env(env)
+
+
+def post(app: Any, delivery_id: str, payload: dict[str, Any]) -> int:
+    body = json.dumps(payload).encode()
+    signature = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
+    reply = app.test_client().post(
+        "/webhook",
+        data=body,
+        headers={
+            "X-GitHub-Event": "issues",
+            "X-GitHub-Delivery": delivery_id,
+            "X-Hub-Signature-256": signature,
+            "Content-Type": "application/json",
+        },
+    )
+    return int(reply.status_code)
+
+
+def test_a_delivery_recorded_on_one_host_is_worked_on_another(
+    tmp_path: Path, redis_url: str
+) -> None:
+    from freemad.bot.executors import executor_from
+    from freemad.bot.web import create_app
+    from freemad.bot.worker import Job
+
+    host_a = settings_for(tmp_path / "host-a", redis_url)
+    host_b = settings_for(tmp_path / "host-b", redis_url)  # another disk, the same Redis
+    app = create_app(host_a, executor=executor_from(host_a))
+    assert post(app, "d-shared", labeled_issue()) == 202
+    assert post(app, "d-shared", labeled_issue()) == 200  # a redelivery: a duplicate
+
+    huey_b = make_huey(host_b)
+    register(huey_b, host_b)
+    assert waiting(huey_b) == {"d-shared"}
+
+    ran: list[str] = []
+
+    def run(settings: Any, job: Delivery, forge: Forge, claim: Claim) -> Outcome:
+        ran.append(job.delivery_id)
+        assert settings.state_dir == tmp_path / "host-b" and claim.attempt == 1
+        return Outcome("debate", run_id="run-1", status="completed")
+
+    job = Job(host_b, run=run, forge_factory=lambda settings, installation: RecordingForge())
+    assert job.handle("d-shared") == "done"
+    assert ran == ["d-shared"]
+    assert job.handle("d-shared") == "done"  # a second message finds it finished
+    assert ran == ["d-shared"]
+
+    health = app.test_client().get("/healthz").get_json()
+    assert health["deliveries"] == {"done": 1}
+    seen = delivery_log(host_a)
+    try:
+        assert seen.recent()[0].attempts == 1 and "run-1" in seen.recent()[0].detail
+    finally:
+        seen.close()
+    job.deliveries.close()
+    job.claims.close()
+    for state in (tmp_path / "host-a", tmp_path / "host-b"):
+        assert not state.exists() or not any(state.iterdir()), list(state.iterdir())
+
+
+def test_the_sweep_finds_work_a_worker_on_another_host_left(tmp_path: Path, redis_url: str) -> None:
+    host_b = settings_for(tmp_path / "host-b", redis_url)
+    huey = make_huey(host_b)
+    register(huey, host_b)
+    log, claims = delivery_log(host_b), claims_store(host_b)
+    try:
+        for name in ("killed", "alive", "done"):
+            log.record(delivery(name))
+            log.mark(name, "running", attempt=True)
+        log.mark("done", "done")
+        claims.claim("alive", Owner("host-a", 1, "still-at-it"))
+        recovered = recover_stale(log, huey, 60, claims=claims, now=time.time() + 120)
+        assert recovered == ["killed"]
+        assert waiting(huey) == {"killed"}
+    finally:
+        log.close()
+        claims.close()
+
+
+# --- a Redis that does not answer -----------------------------------------------------------
+
+
+def test_an_unreachable_redis_is_one_line_naming_the_url_without_its_password() -> None:
+    pytest.importorskip("redis", reason="the redis extra is not installed")
+    from freemad.bot.redis_state import RedisClaims, RedisDeliveryLog, RedisStateError
+
+    port = free_port()
+    url = f"redis://:hunter2-pw@127.0.0.1:{port}/0?password=hunter2-pw"
+    log, claims = RedisDeliveryLog(url), RedisClaims(url)
+    calls: list[Callable[[], object]] = [
+        lambda: log.record(delivery()),
+        lambda: log.get("d"),
+        lambda: log.mark("d", "done"),
+        lambda: log.status("d"),
+        lambda: log.recent(5),
+        lambda: log.counts(since=0),
+        lambda: claims.claim("d", Owner.here()),
+        lambda: claims.renew("d", Owner.here()),
+        lambda: claims.holds("d", Owner.here()),
+        lambda: claims.live("d"),
+        lambda: claims.release("d", Owner.here()),
+        lambda: claims.effect("d", "comment", 1),
+        lambda: claims.record("d", "comment", 1, Effect(REPO, 7, 1, "u")),
+    ]
+    for call in calls:
+        with pytest.raises(RedisStateError) as raised:
+            call()
+        assert isinstance(raised.value, FreemadError)
+        line = raised.value.one_line()
+        assert f"redis://127.0.0.1:{port}/0" in line and "\n" not in line
+        assert "hunter2" not in line and "hunter2" not in str(raised.value)
+        assert raised.value.__cause__ is None and raised.value.__suppress_context__
+    log.close()
+    claims.close()
+
+
+class Refusing:
+    """An executor for the web edge: never reached when the delivery log is down."""
+
+    submitted: list[Delivery]
+
+    def __init__(self) -> None:
+        self.submitted = []
+
+    def submit(self, delivery: Delivery) -> None:
+        self.submitted.append(delivery)
+
+    def depth(self) -> int | None:
+        return 0
+
+    def heartbeat(self) -> float | None:
+        return None
+
+
+def test_the_web_edge_answers_503_when_redis_is_down(tmp_path: Path) -> None:
+    pytest.importorskip("redis", reason="the redis extra is not installed")
+    from freemad.bot.web import create_app
+
+    settings = settings_for(tmp_path / "state", f"redis://:pw-x@127.0.0.1:{free_port()}/0")
+    executor = Refusing()
+    app = create_app(settings, executor=executor)
+    health = app.test_client().get("/healthz")
+    assert health.status_code == 503
+    assert post(app, "d-1", labeled_issue()) == 503
+    assert executor.submitted == []
+    assert not (tmp_path / "state").exists()
+
+
+def test_the_worker_stops_at_start_in_one_line_when_redis_is_down(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("redis", reason="the redis extra is not installed")
+    from freemad.bot import web, worker
+
+    port = free_port()
+    for name in [n for n in os.environ if n.startswith("FREEMAD_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("FREEMAD_WEBHOOK_SECRET", SECRET)
+    monkeypatch.setenv("FREEMAD_GITHUB_TOKEN", "t0ken")
+    monkeypatch.setenv("FREEMAD_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("FREEMAD_QUEUE_URL", f"redis://:pw-secret@127.0.0.1:{port}/0")
+    monkeypatch.setattr(web, "configure_logging", lambda settings: None)
+
+    assert worker.main([]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("freemad bot worker: the bot's state in Redis at ")
+    assert f"redis://127.0.0.1:{port}/0" in err and "pw-secret" not in err
+
+
+def test_the_redis_stores_override_every_public_method() -> None:
+    # They stand wherever a DeliveryLog or Claims is used: nothing may fall through to SQLite.
+    pytest.importorskip("redis", reason="the redis extra is not installed")
+    from freemad.bot.redis_state import RedisClaims, RedisDeliveryLog
+
+    for redis_class, sqlite_class in ((RedisDeliveryLog, DeliveryLog), (RedisClaims, Claims)):
+        public = {n for n in vars(sqlite_class) if not n.startswith("_")}
+        assert public <= {n for n in vars(redis_class) if not n.startswith("_")}
