@@ -200,6 +200,7 @@ def _read_manifest(
 
 
 def _write(path: Path, text: str) -> None:
+    tmp = None
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -207,4 +208,7 @@ def _write(path: Path, text: str) -> None:
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except OSError as exc:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         raise SiteError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -99,7 +99,7 @@ def debate_view(transcript: Mapping[str, Any]) -> dict[str, Any]:
         "settings": _settings(_map(transcript.get("settings"))),
         "tie_break": _text(_map(transcript.get("settings")).get("tie_break")) or "deterministic",
         "ranking": ranking,
-        "rounds": [_round_row(r, labels) for r in rounds],
+        "rounds": [_round_row(r) for r in rounds],
         "score_table": _score_table(rounds, labels),
         "agents": _agents(transcript, rounds, labels),
         "metrics": {
@@ -159,7 +159,7 @@ def _settings(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(name, _text(value)) for name, value in pairs if value not in (None, "")]
 
 
-def _round_row(round_: Mapping[str, Any], labels: Mapping[str, str]) -> dict[str, Any]:
+def _round_row(round_: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "round": _text(round_.get("round")),
         "type": _text(round_.get("type")),
@@ -274,6 +274,7 @@ def task_view(
         state: dict[str, Any] | None = task_core.fold(run_id, events).view()
     except (KeyError, TypeError, ValueError, AttributeError):
         state = None  # an event this version does not know: show the log as it is
+    when = [*times[: len(events)], *[0.0] * (len(events) - len(times))]  # 0: time unknown
     created = _map(next((d for k, d in events if k == "task_created"), {}))
     task_type = _text((state or {}).get("task_type") or created.get("task_type")) or "plan"
     current = _text((state or {}).get("current_stage"))
@@ -281,8 +282,8 @@ def task_view(
     done = status == "completed"
     timeline = [
         entry
-        for (kind, data), when in zip(events, [*times, *([0.0] * len(events))], strict=False)
-        if (entry := _timeline_entry(kind, _map(data), when)) is not None
+        for (kind, data), at in zip(events, when, strict=True)
+        if (entry := _timeline_entry(kind, _map(data), at)) is not None
     ]
     return {
         "run_id": run_id,
@@ -311,10 +312,8 @@ def task_view(
         ],
         "timeline": timeline,
         "events": [
-            {"seq": i, "time": when, "kind": kind, "data": _compact(data)}
-            for i, ((kind, data), when) in enumerate(
-                zip(events, [*times, *([0.0] * len(events))], strict=False)
-            )
+            {"seq": i, "time": at, "kind": kind, "data": _compact(data)}
+            for i, ((kind, data), at) in enumerate(zip(events, when, strict=True))
         ],
         "artifacts": [_artifact(name, size, content) for name, size, content in artifacts],
         "unreadable": state is None and bool(events),

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
+import json
+import os
+import select
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +28,7 @@ def chromium() -> str:
 
 def _run(url: str, *args: str, width: int, height: int) -> subprocess.CompletedProcess[str]:
     with tempfile.TemporaryDirectory(prefix="freemad-chromium-") as profile:
-        return subprocess.run(
+        return subprocess.run(  # a fixed argv
             [
                 chromium(),
                 "--headless",
@@ -56,6 +62,89 @@ def dom(url: str, *, width: int = 1100, height: int = 1400) -> str:
     done = _run(url, "--dump-dom", width=width, height=height)
     assert done.returncode == 0 and "<html" in done.stdout, done.stderr[-2000:]
     return done.stdout
+
+
+class LivePage:
+    """A page kept open in headless Chromium, read while it runs: the DevTools protocol over
+    `--remote-debugging-pipe` (JSON messages ending in NUL on fds 3 and 4; no websocket)."""
+
+    def __init__(self, url: str) -> None:
+        self._profile = tempfile.mkdtemp(prefix="freemad-chromium-")
+        to_child, self._to_browser = os.pipe()
+        self._from_browser, from_child = os.pipe()
+
+        def wire() -> None:  # in the child, before exec: its fds 3 and 4 are the pipe
+            os.dup2(to_child, 3)
+            os.dup2(from_child, 4)
+
+        self.process = subprocess.Popen(  # a fixed argv
+            [
+                chromium(),
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-dev-shm-usage",
+                f"--user-data-dir={self._profile}",
+                "--remote-debugging-pipe",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=wire,  # noqa: PLW1509  # dup2 only
+            close_fds=False,  # else fds 3 and 4 are closed after `wire` made them (pipes are
+            # not inheritable, so no other descriptor of ours leaks into the browser)
+        )
+        os.close(to_child)
+        os.close(from_child)
+        self._buffer, self._ids = b"", itertools.count(1)
+        target = self._call("Target.createTarget", {"url": url})["targetId"]
+        self._session = self._call("Target.attachToTarget", {"targetId": target, "flatten": True})[
+            "sessionId"
+        ]
+
+    def _call(self, method: str, params: dict[str, Any], session: str | None = None) -> Any:
+        number = next(self._ids)
+        message: dict[str, Any] = {"id": number, "method": method, "params": params}
+        if session:
+            message["sessionId"] = session
+        os.write(self._to_browser, json.dumps(message).encode() + b"\0")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            while b"\0" in self._buffer:
+                raw, self._buffer = self._buffer.split(b"\0", 1)
+                answer = json.loads(raw)
+                if answer.get("id") == number:
+                    assert "error" not in answer, answer
+                    return answer.get("result", {})
+            ready, _, _ = select.select([self._from_browser], [], [], 1.0)
+            if ready:
+                chunk = os.read(self._from_browser, 65536)
+                assert chunk, "chromium closed its DevTools pipe"
+                self._buffer += chunk
+        raise AssertionError(f"chromium did not answer {method}")
+
+    def evaluate(self, expression: str) -> Any:
+        result = self._call(
+            "Runtime.evaluate", {"expression": expression, "returnByValue": True}, self._session
+        )
+        return result.get("result", {}).get("value")
+
+    def wait_for(self, expression: str, what: str, seconds: float = 30) -> Any:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            value = self.evaluate(expression)
+            if value:
+                return value
+            time.sleep(0.1)
+        raise AssertionError(f"timed out waiting for {what}")
+
+    def close(self) -> None:
+        self.process.kill()
+        self.process.wait(timeout=30)
+        for fd in (self._to_browser, self._from_browser):
+            os.close(fd)
+        shutil.rmtree(self._profile, ignore_errors=True)
 
 
 def longest_run(png: Path, colour: tuple[int, int, int]) -> int:

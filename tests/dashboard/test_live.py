@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from freemad.dashboard.sources import StoreSource
+from tests.dashboard.browser import LivePage
 from tests.dashboard.test_server import SMOKE, freemad, start_task
 
 DASHBOARD = [sys.executable, "-m", "freemad.cli_dashboard"]
@@ -310,3 +311,25 @@ def test_help_names_every_option() -> None:
         "--token-env",
     ):
         assert option in done.stdout
+
+
+def test_an_open_page_updates_itself_when_its_run_moves_on(
+    server: int, smoke: tuple[Path, str]
+) -> None:
+    """In headless Chromium: the page's own script (allowed by its CSP hash) opens the event
+    stream, and when the task is answered and finishes, it fetches the page again and swaps it in."""
+    repo, task_id = smoke
+    page = LivePage(f"http://127.0.0.1:{server}/runs/{task_id}.html")
+    try:
+        live = "document.getElementById('live') && document.getElementById('live').textContent"
+        assert page.wait_for(f"{live} === 'Live: connected'", "the page's event stream")
+        badge = "document.querySelector('.badge').textContent"
+        assert page.evaluate(badge) == "waiting_for_human"
+        freemad("task", "answer", task_id, "Use SQLite.", "--config", str(SMOKE), cwd=repo)
+        done = json.loads(freemad("task", "resume", task_id, "--config", str(SMOKE), cwd=repo))
+        assert done["status"] == "completed"
+        page.wait_for(f"{badge} === 'completed'", "the page to show the task completed")
+        assert str(page.evaluate(live)).startswith("Live: updated")
+        assert "Waiting for an answer" not in page.evaluate("document.body.textContent")
+    finally:
+        page.close()

@@ -1,7 +1,10 @@
 (function () {
   var runId = document.body.getAttribute("data-run-id") || "";
-  var note = document.getElementById("live");
   var seen = new Set(), timer = null;
+  function say(text) {
+    var note = document.getElementById("live");
+    if (note) note.textContent = text;
+  }
   function refresh() {
     timer = null;
     fetch(window.location.href, {headers: {"Accept": "text/html"}, cache: "no-store"})
@@ -10,9 +13,19 @@
         if (!html) return;
         var fresh = new DOMParser().parseFromString(html, "text/html").querySelector("main");
         var main = document.querySelector("main");
-        if (fresh && main) main.replaceWith(fresh);
-        note = document.getElementById("live");
-        if (note) note.textContent = "Live: updated " + new Date().toLocaleTimeString();
+        if (!fresh || !main) return;
+        // Keep what the reader typed or chose (the index's filters) and which details are open.
+        Array.prototype.forEach.call(main.querySelectorAll("input[id], select[id]"), function (el) {
+          var twin = fresh.querySelector("#" + el.id);
+          if (twin) twin.value = el.value;
+        });
+        var open = main.querySelectorAll("details");
+        Array.prototype.forEach.call(fresh.querySelectorAll("details"), function (el, i) {
+          if (open[i]) el.open = open[i].open;
+        });
+        main.replaceWith(fresh);
+        document.dispatchEvent(new Event("freemad:refreshed"));
+        say("Live: updated " + new Date().toLocaleTimeString());
       });
   }
   var source = new EventSource(document.body.getAttribute("data-events"));
@@ -24,6 +37,6 @@
       if (timer === null) timer = setTimeout(refresh, 250);
     }
   });
-  source.onopen = function () { if (note) note.textContent = "Live: connected"; };
-  source.onerror = function () { if (note) note.textContent = "Live: reconnecting…"; };
+  source.onopen = function () { say("Live: connected"); };
+  source.onerror = function () { say("Live: reconnecting…"); };
 })();
