@@ -29,6 +29,7 @@ from freemad.dashboard.feed import READ_ERRORS, Feed, stream
 from freemad.dashboard.render import render_index, render_run, view_of
 from freemad.dashboard.sources import (
     RUN_ID,
+    Later,
     Run,
     RunData,
     Source,
@@ -86,7 +87,15 @@ def create_app(
             raise UsageError(
                 "starting debates needs a non-empty start token (the browser must send it)"
             )
-        folder = next((s.path for s in sources if isinstance(s, TranscriptDir)), None)
+        folder = next(
+            (
+                s.path
+                for s in sources
+                if isinstance(s, TranscriptDir)
+                or (isinstance(s, Later) and s.what == "transcripts folder")
+            ),
+            None,
+        )
         if folder is None:
             raise UsageError("starting debates needs a transcripts folder to write them into")
         starter = Starter(config_path, folder, start_token, say)

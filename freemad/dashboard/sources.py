@@ -455,7 +455,29 @@ def _number(value: Any) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
-Source = TranscriptDir | StoreSource | StateDir
+class Later:
+    """A source named before it exists (no debate, task or evolve run has happened there yet):
+    no runs until it appears, then the source itself. A dashboard started first picks it up."""
+
+    def __init__(self, what: str, path: Path, make: Callable[[], Source]) -> None:
+        self.what, self.path, self._make = what, path, make
+        self._source: Source | None = None
+
+    def _found(self) -> Source | None:
+        if self._source is None and self.path.exists():
+            self._source = self._make()
+        return self._source
+
+    def runs(self) -> list[Run]:
+        source = self._found()
+        return [] if source is None else source.runs()
+
+    def changes(self, since: float) -> list[Change]:
+        source = self._found()
+        return [] if source is None else source.changes(since)
+
+
+Source = TranscriptDir | StoreSource | StateDir | Later
 
 
 def build_sources(
@@ -466,15 +488,23 @@ def build_sources(
     state_dir: str | None = None,
     warn: Warn,
 ) -> list[Source]:
-    """The sources named; a SourceError (one line) for one that does not exist or is not ours."""
+    """The sources named. One that does not exist yet is read once it does (with a warning
+    now); one that exists but is not what it should be is a SourceError (one line)."""
+    named: list[tuple[str, str | None, Callable[[str], Source]]] = [
+        ("transcripts folder", transcripts, lambda p: TranscriptDir(p, warn)),
+        ("task store", task_store, lambda p: StoreSource(p, warn)),
+        ("evolve store", evolve_store, lambda p: StoreSource(p, warn)),
+        ("state folder", state_dir, lambda p: StateDir(p, warn)),
+    ]
     sources: list[Source] = []
-    if transcripts:
-        sources.append(TranscriptDir(transcripts, warn))
-    for store in (task_store, evolve_store):
-        if store:
-            sources.append(StoreSource(store, warn))
-    if state_dir:
-        sources.append(StateDir(state_dir, warn))
+    for what, path, make in named:
+        if not path:
+            continue
+        if Path(path).exists():
+            sources.append(make(path))
+        else:
+            warn(f"{what} {path} does not exist yet: no runs from it until it does")
+            sources.append(Later(what, Path(path), functools.partial(make, path)))
     return sources
 
 

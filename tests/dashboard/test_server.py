@@ -24,7 +24,7 @@ from freemad.config import default_config
 from freemad.dashboard.feed import SLACK
 from freemad.dashboard.feed import stream as events_stream
 from freemad.dashboard.server import create_app
-from freemad.dashboard.sources import StoreSource, TranscriptDir
+from freemad.dashboard.sources import StoreSource, TranscriptDir, build_sources
 from freemad.dashboard.starter import CSRF_COOKIE
 from freemad.debate import run_debate, write_transcript
 from freemad.errors import FreemadError
@@ -432,3 +432,24 @@ def test_a_stream_stops_cleanly_when_the_client_goes(client: FlaskClient) -> Non
 def test_head_of_events_does_not_stream(client: FlaskClient) -> None:
     answer = client.head("/events")
     assert answer.status_code == 200 and answer.get_data() == b""
+
+
+def test_sources_named_before_they_exist_are_picked_up_when_they_do(tmp_path: Path) -> None:
+    """Start the dashboard first, then the first debate and the first task."""
+    repo, transcripts = tmp_path / "repo", tmp_path / "transcripts"
+    warnings: list[str] = []
+    sources = build_sources(
+        transcripts=str(transcripts),
+        task_store=str(repo / ".freemad" / "ui-smoke" / "tasks.db"),
+        warn=warnings.append,
+    )
+    assert len(warnings) == 2 and all("does not exist yet" in w for w in warnings)
+    client = create_app(sources, warn=quiet_warn).test_client()
+    assert client.get("/api/runs").get_json() == {"runs": []}
+    assert client.get("/health").get_json()["ok"] is True
+
+    debate_id = debate_into(transcripts)
+    task_id = start_task(repo)
+    listed = {run["run_id"]: run["kind"] for run in client.get("/api/runs").get_json()["runs"]}
+    assert listed == {debate_id: "debate", task_id: "task"}
+    assert client.get(f"/runs/{task_id}.html").status_code == 200

@@ -194,12 +194,8 @@ def test_bad_sources_and_options_are_one_line_errors(real_runs: Runs, tmp_path: 
     not_a_db.write_text("this is not SQLite")
     cases = [
         (("--out", str(tmp_path / "o")), "name at least one source"),
-        (("--transcripts", str(tmp_path / "none"), "--out", str(tmp_path / "o")), "does not exist"),
+        (("--transcripts", str(not_a_db), "--out", str(tmp_path / "o")), "is not a folder"),
         (("--task-store", str(not_a_db), "--out", str(tmp_path / "o")), "is not a FREE-MAD store"),
-        (
-            ("--task-store", str(tmp_path / "gone.db"), "--out", str(tmp_path / "o")),
-            "does not exist",
-        ),
         (
             (
                 "--transcripts",
@@ -242,3 +238,30 @@ def test_an_unwritable_output_is_a_one_line_error(real_runs: Runs, tmp_path: Pat
     assert (
         done.stderr.startswith("freemad: error: cannot create") and "Traceback" not in done.stderr
     )
+
+
+def test_sources_that_do_not_exist_yet_warn_and_the_rest_is_built(
+    real_runs: Runs, tmp_path: Path
+) -> None:
+    """The README's command on a machine where no task or evolve run has happened yet."""
+    out = tmp_path / "site"
+    done = site_build(
+        "--transcripts",
+        str(real_runs.transcripts),
+        "--task-store",
+        str(tmp_path / "tasks.db"),
+        "--evolve-store",
+        str(tmp_path / "evolve.db"),
+        "--out",
+        str(out),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        f"freemad: warning: task store {tmp_path / 'tasks.db'} does not exist yet: no runs from "
+        "it until it does",
+        f"freemad: warning: evolve store {tmp_path / 'evolve.db'} does not exist yet: no runs "
+        "from it until it does",
+    ]
+    assert "1 run(s); 1 page(s) rendered" in done.stdout
+    assert not (tmp_path / "tasks.db").exists()  # read-only: nothing was created
