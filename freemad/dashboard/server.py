@@ -135,6 +135,7 @@ def app_from_env(environ: Mapping[str, str] | None = None) -> Flask:
         evolve_store=env.get("FREEMAD_DASHBOARD_EVOLVE_STORE") or None,
         state_dir=env.get("FREEMAD_DASHBOARD_STATE_DIR") or None,
         warn=warn,
+        say_missing=False,  # `freemad-dashboard` said so once, before the workers started
     )
     if not sources:
         raise UsageError(

@@ -487,9 +487,11 @@ def build_sources(
     evolve_store: str | None = None,
     state_dir: str | None = None,
     warn: Warn,
+    say_missing: bool = True,
 ) -> list[Source]:
     """The sources named. One that does not exist yet is read once it does (with a warning
-    now); one that exists but is not what it should be is a SourceError (one line)."""
+    now, unless not `say_missing`); one that exists but is not what it should be is a
+    SourceError (one line)."""
     named: list[tuple[str, str | None, Callable[[str], Source]]] = [
         ("transcripts folder", transcripts, lambda p: TranscriptDir(p, warn)),
         ("task store", task_store, lambda p: StoreSource(p, warn)),
@@ -503,7 +505,8 @@ def build_sources(
         if Path(path).exists():
             sources.append(make(path))
         else:
-            warn(f"{what} {path} does not exist yet: no runs from it until it does")
+            if say_missing:
+                warn(f"{what} {path} does not exist yet: no runs from it until it does")
             sources.append(Later(what, Path(path), functools.partial(make, path)))
     return sources
 
