@@ -215,6 +215,9 @@ class Router:
         self, requirement: str, options: Mapping[str, Any], summary: dict[str, Any]
     ) -> tuple[Any, str]:
         from freemad.debate import run_debate
+        from freemad.debate.records import DebateResult
+        from freemad.debate.transcript import transcript_data
+        from freemad.redact import Redactor
 
         rounds = options.get("rounds")
         result = run_debate(
@@ -223,10 +226,12 @@ class Router:
             rounds=int(rounds) if rounds is not None else None,
             agents=self.ports or None,
         )
+        # What is kept (on the state branch, published by Pages) and posted is redacted with the
+        # config's patterns, as a transcript on disk is.
+        redacted = transcript_data(result, Redactor(self.config.security.redact_patterns))
+        result = DebateResult.model_validate(redacted)
         self.store.create_run(result.run_id, "debate", summary)
-        self.store.append(
-            result.run_id, "debate_finished", {"transcript": result.model_dump(mode="json")}
-        )
+        self.store.append(result.run_id, "debate_finished", {"transcript": redacted})
         self.store.update_run(result.run_id, status=result.status)
         return result, render_debate(result, self.settings.run_url("debate", result.run_id))
 

@@ -75,6 +75,29 @@ def test_a_debate_label_posts_the_winner_with_scores_and_a_link(store: Any, tmp_
     assert finished.data["transcript"]["final_answer_id"]
 
 
+def test_the_debate_kept_and_posted_is_redacted_like_a_transcript(
+    store: Any, tmp_path: Path
+) -> None:
+    """The state branch is pushed to the repository and published by Pages: what the config's
+    `security.redact_patterns` match never reaches it, nor the comment."""
+    agents = [
+        mock_agent("alpha", "--persona", "iterative"),
+        mock_agent("beta", "--persona", "recursive"),
+    ]
+    config = make_config(agents, security={"redact_patterns": ["eviction"]})
+    routed, forge = router(config, store, tmp_path)
+
+    outcome = routed.handle("issues", labeled_issue("freemad:debate"))
+
+    assert outcome.status == "completed"
+    [body] = bodies(forge)
+    [run] = store.runs(kind="debate")
+    [finished] = store.events(run.run_id)
+    kept = json.dumps(finished.data)
+    assert "[REDACTED]" in kept and "eviction" not in kept
+    assert "eviction" not in body and "eviction" not in (outcome.final_answer or "")
+
+
 def test_an_outsiders_command_gets_one_polite_reply_and_runs_nothing(
     store: Any, tmp_path: Path
 ) -> None:
