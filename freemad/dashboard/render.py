@@ -22,7 +22,7 @@ import jinja2
 from markupsafe import Markup
 
 from freemad.dashboard import views
-from freemad.dashboard.sources import RunData
+from freemad.dashboard.records import RunData
 
 _CSS_CLASS = re.compile(r"[^a-z0-9_-]")
 
