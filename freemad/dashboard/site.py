@@ -25,7 +25,7 @@ from typing import Any
 
 from freemad import __version__
 from freemad.dashboard.render import render_index, render_run
-from freemad.dashboard.sources import Run, Source, TranscriptDir, all_runs
+from freemad.dashboard.sources import RUN_ID, Run, Source, TranscriptDir, all_runs
 from freemad.errors import FreemadError
 
 MANIFEST = ".freemad-site.json"
@@ -89,7 +89,7 @@ def build_site(
             source.import_cache(caches.get(f"{n}:{source.path}"))
     runs = all_runs(sources)
     manifest: dict[str, Any] = {**settings, "runs": {}, "caches": {}}
-    unchanged, todo, entries = 0, [], []
+    unchanged, todo = 0, []
     for run in runs:
         before = old.get(run.run_id)
         if before and before.get("fingerprint") == run.fingerprint and _page(pages, run).exists():
@@ -194,7 +194,10 @@ def _read_manifest(
         return {}, {}  # another version or other settings: every page is rendered again
     runs, caches = data.get("runs"), data.get("caches")
     return (
-        {k: v for k, v in runs.items() if isinstance(v, dict)} if isinstance(runs, dict) else {},
+        # Only run ids: a name from this file is unlinked in runs/, so "../x" must never pass.
+        {k: v for k, v in runs.items() if isinstance(v, dict) and RUN_ID.fullmatch(k)}
+        if isinstance(runs, dict)
+        else {},
         caches if isinstance(caches, dict) else {},
     )
 

@@ -265,3 +265,23 @@ def test_sources_that_do_not_exist_yet_warn_and_the_rest_is_built(
     ]
     assert "1 run(s); 1 page(s) rendered" in done.stdout
     assert not (tmp_path / "tasks.db").exists()  # read-only: nothing was created
+
+
+def test_a_tampered_manifest_cannot_remove_files_outside_the_site(
+    real_runs: Runs, tmp_path: Path
+) -> None:
+    out = tmp_path / "site"
+    assert (
+        site_build(
+            "--transcripts", str(real_runs.transcripts), "--out", str(out), cwd=tmp_path
+        ).returncode
+        == 0
+    )
+    victim = tmp_path / "victim.html"
+    victim.write_text("keep me")
+    manifest = json.loads((out / ".freemad-site.json").read_text())
+    manifest["runs"]["../../victim"] = {"fingerprint": "x"}
+    (out / ".freemad-site.json").write_text(json.dumps(manifest))
+    done = site_build("--transcripts", str(real_runs.transcripts), "--out", str(out), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert victim.read_text() == "keep me"
