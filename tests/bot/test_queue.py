@@ -292,17 +292,6 @@ def test_a_live_claim_keeps_a_second_job_out(env: Env) -> None:
     assert env.claims.claim("d-label", Owner.here()) == 2
 
 
-def test_an_expired_claim_can_be_taken(tmp_path: Path) -> None:
-    now = [1000.0]
-    claims = Claims(tmp_path / "claims.db", clock=lambda: now[0])
-    holder = Owner.here()
-    claims.claim("d", holder, lease=10)
-    now[0] += 11
-    assert not claims.holds("d", holder)
-    assert claims.claim("d", Owner.here(), lease=10) == 2
-    claims.close()
-
-
 def test_redis_without_the_redis_package_says_what_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
