@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -228,39 +227,10 @@ def _load(path: str | None) -> FreemadConfig:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI; translate errors into one line on stderr and an exit status."""
-    args = sys.argv[1:] if argv is None else argv
-    try:
-        code = cli.main(args, prog_name="freemad", standalone_mode=False)
-    except click.exceptions.Abort:
-        _fail("interrupted", 130)
-    except click.ClickException as exc:
-        _fail(f"{exc.format_message()}{_see_help(exc)}", exc.exit_code)
-    except FreemadError as exc:
-        _fail(exc.one_line(), exc.exit_code)
-    except KeyboardInterrupt:
-        _fail("interrupted", 130)
-    except BrokenPipeError:
-        # The reader went away (`freemad ... | head`): not an error worth a word. Point stdout
-        # at /dev/null so the interpreter's final flush does not fail again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(1)
-    except Exception as exc:
-        if os.environ.get("FREEMAD_DEBUG"):
-            raise
-        _fail(f"internal error: {type(exc).__name__}: {exc} (set FREEMAD_DEBUG=1 for details)", 1)
-    sys.exit(code if isinstance(code, int) else 0)
+    """Run the CLI; errors become one line on stderr and an exit status (freemad.cli_run)."""
+    from freemad.cli_run import run_command
 
-
-def _see_help(exc: click.ClickException) -> str:
-    ctx = getattr(exc, "ctx", None)
-    return f" (see '{ctx.command_path} --help')" if ctx is not None else ""
-
-
-def _fail(message: str, code: int) -> None:
-    # One line, whatever the message holds: scripts and CI logs read the first line only.
-    click.echo(f"freemad: error: {' '.join(message.split())}", err=True)
-    sys.exit(code)
+    run_command(cli, sys.argv[1:] if argv is None else argv, "freemad")
 
 
 __all__ = ["cli", "main"]

@@ -181,28 +181,10 @@ def _check_port(host: str, port: int, bind: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the command; translate errors into one line on stderr and an exit status."""
-    args = sys.argv[1:] if argv is None else argv
-    try:
-        code = command.main(args, prog_name=PROG, standalone_mode=False)
-    except click.exceptions.Abort:
-        _fail("interrupted", 130)
-    except click.ClickException as exc:
-        _fail(f"{exc.format_message()} (see '{PROG} --help')", exc.exit_code)
-    except FreemadError as exc:
-        _fail(exc.one_line(), exc.exit_code)
-    except KeyboardInterrupt:
-        _fail("interrupted", 130)
-    except Exception as exc:
-        if os.environ.get("FREEMAD_DEBUG"):
-            raise
-        _fail(f"internal error: {type(exc).__name__}: {exc} (set FREEMAD_DEBUG=1 for details)", 1)
-    sys.exit(code if isinstance(code, int) else 0)
+    """Run the command; errors become one line on stderr and an exit status (freemad.cli_run)."""
+    from freemad.cli_run import run_command
 
-
-def _fail(message: str, code: int) -> None:
-    click.echo(f"{PROG}: error: {' '.join(message.split())}", err=True)
-    sys.exit(code)
+    run_command(command, sys.argv[1:] if argv is None else argv, PROG)
 
 
 if __name__ == "__main__":

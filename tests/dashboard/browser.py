@@ -26,16 +26,23 @@ def chromium() -> str:
     pytest.skip("no headless Chromium here: install Debian's `chromium` package (.ci/run does)")
 
 
+def headless() -> list[str]:
+    """Chromium without a screen, a sandbox (root in CI) or a GPU, and no first-run screens."""
+    return [
+        chromium(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+    ]
+
+
 def _run(url: str, *args: str, width: int, height: int) -> subprocess.CompletedProcess[str]:
     with tempfile.TemporaryDirectory(prefix="freemad-chromium-") as profile:
         return subprocess.run(  # a fixed argv
             [
-                chromium(),
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-dev-shm-usage",
+                *headless(),
                 "--hide-scrollbars",
                 "--force-device-scale-factor=1",
                 f"--user-data-dir={profile}",
@@ -79,12 +86,7 @@ class LivePage:
 
         self.process = subprocess.Popen(  # a fixed argv
             [
-                chromium(),
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-dev-shm-usage",
+                *headless(),
                 f"--user-data-dir={self._profile}",
                 "--remote-debugging-pipe",
                 "about:blank",
