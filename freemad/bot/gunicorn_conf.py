@@ -16,6 +16,8 @@ from typing import Any
 from gunicorn import glogging as _glogging  # type: ignore[import-untyped]  # gunicorn ships no types
 
 from freemad.bot.web import JsonLogFormatter as _JsonLogFormatter
+from freemad.gunicorn_common import heartbeat_dir as _heartbeat_dir
+from freemad.gunicorn_common import log_level as _log_level
 
 _MAX_WORKERS = 8
 
@@ -72,11 +74,6 @@ def _access_entry(resp: Any, environ: dict[str, Any], request_time: Any) -> dict
     return entry
 
 
-def _level() -> str:
-    level = _os.environ.get("FREEMAD_LOG_LEVEL", "info").strip().lower() or "info"
-    return level if level in {"debug", "info", "warning", "error", "critical"} else "info"
-
-
 wsgi_app = "freemad.bot.web:app_from_env()"
 bind = [_os.environ.get("FREEMAD_BIND", "127.0.0.1:8000")]
 workers = _workers()
@@ -92,14 +89,13 @@ max_requests_jitter = 100
 preload_app = False
 accesslog = "-"
 errorlog = "-"
-loglevel = _level()
+loglevel = _log_level()
 logger_class = JsonLogger
 proc_name = "freemad-bot"
 # gunicorn >= 25 opens a control socket in $HOME by default, where two bots on one host (or two
 # test runs) would fight over it; signals (HUP, TERM, TTIN, TTOU) still manage the master.
 control_socket_disable = True
-# gunicorn's worker heartbeat files: tmpfs, where there is one, beats a container's overlayfs.
-worker_tmp_dir = "/dev/shm" if _os.path.isdir("/dev/shm") else None  # noqa: S108  # not a temp file: heartbeats
+worker_tmp_dir = _heartbeat_dir()
 
 __all__ = [
     "JsonLogger",

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import os as _os
 
+from freemad.gunicorn_common import heartbeat_dir as _heartbeat_dir
+from freemad.gunicorn_common import log_level as _log_level
+
 
 def _count(name: str, default: int, top: int) -> int:
     value = _os.environ.get(name, "").strip()
@@ -19,11 +22,6 @@ def _count(name: str, default: int, top: int) -> int:
         return min(max(1, int(value)), top)
     except ValueError:
         return default
-
-
-def _level() -> str:
-    level = _os.environ.get("FREEMAD_LOG_LEVEL", "info").strip().lower() or "info"
-    return level if level in {"debug", "info", "warning", "error", "critical"} else "info"
 
 
 wsgi_app = "freemad.dashboard.server:app_from_env()"
@@ -42,12 +40,12 @@ keepalive = 5
 preload_app = False
 accesslog = None
 errorlog = "-"
-loglevel = _level()
+loglevel = _log_level()
 proc_name = "freemad-dashboard"
 # gunicorn >= 25 opens a control socket in $HOME by default, where two servers on one host would
 # fight over it; signals (HUP, TERM, TTIN, TTOU) still manage the master.
 control_socket_disable = True
-worker_tmp_dir = "/dev/shm" if _os.path.isdir("/dev/shm") else None  # noqa: S108  # not a temp file: heartbeats
+worker_tmp_dir = _heartbeat_dir()
 
 __all__ = [
     "accesslog",
