@@ -93,7 +93,7 @@ def validate(config_path: str) -> None:
     from freemad.evolve.validate import validate as check
 
     with _runner(config_path) as runner:
-        report = check(runner.evolve, runner.sandbox)
+        report = check(runner.evolve, runner.sandbox, runner.agent_box)
     for line in report["isolation"]:
         click.echo(f"isolation: {line}")
     baseline = report["baseline"]
@@ -117,8 +117,12 @@ def start(config_path: str, goal: str) -> None:
     with _runner(config_path, progress=True) as runner:
         state = runner.start(goal)
     _print(state.view())
-    if state.error:  # the seed failed its own judge: nothing was tried
+    if state.stop_reason == "baseline_failed":  # the seed failed its own judge: nothing was tried
         raise FreemadError(f"the judge fails on the seed, so the run cannot begin: {state.error}")
+    if state.stop_reason == "tampered":
+        raise FreemadError(
+            f"run {state.run_id} stopped: its lineage was tampered with; {state.error}"
+        )
 
 
 @evolve_group.command("status")

@@ -41,6 +41,9 @@ class Preset:
     # environment variables that stand in for a login when present.
     login_check: tuple[str, ...] = ()
     login_env: tuple[str, ...] = ()
+    # Where in the home folder the CLI keeps its login and settings (a trailing `/`: a folder):
+    # the only part of the home folder's private places a sandboxed call of it can see and write.
+    home: tuple[str, ...] = ()
 
 
 # Every CLI's own wording for "you are not logged in"; matched on a failed call's stdout and stderr.
@@ -59,6 +62,7 @@ PRESETS: dict[AgentType, Preset] = {
         mode_flags=dict.fromkeys(_DEBATE_MODES, ("--tools", "", "--max-turns", "1")),
         output="claude_json",
         env=(("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),),
+        home=(".claude/", ".claude.json"),
     ),
     AgentType.OPENAI_CODEX: Preset(
         flags=(
@@ -78,11 +82,13 @@ PRESETS: dict[AgentType, Preset] = {
         output="codex_json",
         login_check=("login", "status"),
         login_env=("CODEX_API_KEY", "OPENAI_API_KEY"),
+        home=(".codex/",),
     ),
     AgentType.GEMINI_CLI: Preset(
         flags=("-p", "", "--output-format", "json", "--skip-trust"),
         mode_flags=dict.fromkeys(_DEBATE_MODES, ("--policy", GEMINI_DENY_ALL)),
         output="gemini_json",
+        home=(".gemini/",),
     ),
 }
 

@@ -12,11 +12,15 @@ import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import replace
+from pathlib import Path
 
 from freemad.agents.base import CallRequest, CallResult, CallStatus
 from freemad.agents.invocation import CommandNotFound, build_argv, resolve_program
 from freemad.agents.presets import NOT_LOGGED_IN, extract, extract_error, preset_for
 from freemad.config.models import AgentConfig, Mode
+from freemad.sandbox import Sandbox, SandboxUnavailable, View
+from freemad.sandbox.host import die_with_parent
+from freemad.sandbox.process import FREEMAD_CREDENTIALS
 
 _STDERR_TAIL = 4096
 # Once the agent has exited, how long its leftover children may keep our pipes open.
@@ -25,27 +29,9 @@ _EXIT_GRACE = 0.2
 _REAP_WAIT = 5.0
 
 
-# FREE-MAD's own credentials: the GitHub token it comments and pushes with, the webhook secret,
-# the App's private key, the queue's URL. Agents read untrusted issue text; none of these is
-# theirs to see. Their own keys (ANTHROPIC_API_KEY, OPENAI_API_KEY, ...) pass as before.
-_NOT_FOR_AGENTS = (
-    "GITHUB_TOKEN",
-    "GH_TOKEN",
-    "INPUT_GITHUB_TOKEN",
-    "INPUT_GITHUB-TOKEN",
-    "ACTIONS_RUNTIME_TOKEN",
-    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
-    "ACTIONS_ID_TOKEN_REQUEST_URL",
-    "FREEMAD_GITHUB_TOKEN",
-    "FREEMAD_WEBHOOK_SECRET",
-    "FREEMAD_APP_PRIVATE_KEY",
-    "FREEMAD_QUEUE_URL",
-)
-
-
 def agent_environment(environ: Mapping[str, str]) -> dict[str, str]:
     """The environment an agent runs with: this process's, less FREE-MAD's own credentials."""
-    return {k: v for k, v in environ.items() if k.upper() not in _NOT_FOR_AGENTS}
+    return {k: v for k, v in environ.items() if k.upper() not in FREEMAD_CREDENTIALS}
 
 
 class CliAgent:
@@ -53,6 +39,8 @@ class CliAgent:
 
     Calls run in `workdir`, or else in a fresh empty temporary folder, so that an agent CLI picks
     up no project instructions (CLAUDE.md, AGENTS.md, GEMINI.md) from wherever FREE-MAD was started.
+    With a `sandbox`, each call runs in its agent profile, seeing `view` (its workdir writable);
+    without one it still dies with FREE-MAD where `setpriv --pdeathsig` exists.
     """
 
     def __init__(
@@ -62,9 +50,13 @@ class CliAgent:
         max_output_bytes: int,
         env: Mapping[str, str] | None = None,
         workdir: str | None = None,
+        sandbox: Sandbox | None = None,
+        view: View | None = None,
     ) -> None:
         self.config = config
         self.workdir = workdir
+        self.sandbox = sandbox
+        self.view = view
         self._argv: dict[Mode, list[str]] = {}
         self.max_output_bytes = max_output_bytes
         self.preset = preset_for(config.type)
@@ -127,9 +119,10 @@ class CliAgent:
         run = _Run(loop, self.max_output_bytes)
         try:
             argv = [resolve_program(argv[0], self.env.get("PATH")), *argv[1:]]
+            command = self._wrapped(argv, workdir)
             transport, _ = await loop.subprocess_exec(
                 lambda: run,
-                *argv,
+                *command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -137,7 +130,7 @@ class CliAgent:
                 cwd=workdir,
                 start_new_session=True,
             )
-        except (CommandNotFound, OSError) as exc:
+        except (CommandNotFound, OSError, SandboxUnavailable) as exc:
             return CallResult(
                 CallStatus.SPAWN_ERROR, detail=f"cannot start {argv[0]}: {exc}", argv=tuple(argv)
             )
@@ -153,6 +146,14 @@ class CliAgent:
             await run.reaped()
         output = self.preset.output if extract_output else "text"
         return self._result(run, argv, time.monotonic() - started, time_limit, output)
+
+    def _wrapped(self, argv: list[str], workdir: str) -> list[str]:
+        """The command line that runs `argv`: in the sandbox's agent profile, or on the host."""
+        if self.sandbox is None:
+            return [*die_with_parent(), *argv]
+        view = self.view or View()
+        view = View.of([Path(workdir), *view.writable], view.read_only, view.hidden)
+        return self.sandbox.agent_argv(argv, Path(workdir), view, self.preset.home)
 
     def _result(
         self, run: _Run, argv: list[str], duration: float, limit: float, output: str

@@ -51,7 +51,18 @@ def _inside_repository(path: str) -> str:
     return normal
 
 
+def _editable_glob(pattern: str) -> str:
+    """A glob relative to the repository: `src/**/*.py`, `slow_sum.py`, a folder for all below it."""
+    if pattern.startswith(":"):
+        raise ValueError(f"{pattern!r} must be a plain glob, not a git pathspec with magic")
+    normal = _inside_repository(pattern)
+    if {".git"} & {part.lower() for part in normal.split("/")}:
+        raise ValueError(f"{pattern!r} names .git, which no candidate may change")
+    return normal
+
+
 PredicateText = Annotated[str, AfterValidator(_predicate_text)]
+EditableGlob = Annotated[str, AfterValidator(_editable_glob)]
 ComponentName = Annotated[str, AfterValidator(_component_name)]
 RepoPath = Annotated[str, AfterValidator(_inside_repository)]
 
@@ -284,6 +295,12 @@ class EvolveConfig(StrictModel):
     worker_budget: WorkerBudgetConfig = _doc("Limits on one worker call.", WorkerBudgetConfig)
     knowledge_paths: list[RepoPath] = _doc(
         "Repository-relative files or folders the workers are told to read first.", list
+    )
+    editable_paths: list[EditableGlob] | None = _doc(
+        "Globs of what a candidate may change (`*` within a folder, `**` across folders, a folder "
+        "for everything below it); every other path is taken from the incumbent before judging. "
+        "null: anything but the protected paths (validate warns).",
+        None,
     )
 
     @model_validator(mode="after")

@@ -114,6 +114,16 @@ class SecurityConfig(StrictModel):
     redact_patterns: list[str] = _doc(
         "Regular expressions replaced by [REDACTED] in logs, output and transcripts.", list
     )
+    sandbox: Literal["auto", "bubblewrap", "host"] = _doc(
+        "Where code agents wrote or chose, and agents that edit files, run: auto and bubblewrap "
+        "use bubblewrap and refuse where it cannot run; host runs them unsandboxed, on purpose "
+        "(unsafe against a hostile agent).",
+        "auto",
+    )
+    sandbox_agents: bool = _doc(
+        "Run debate agents under the sandbox too (the agent profile: network and their own login kept).",
+        False,
+    )
 
     @field_validator("cli_use_shell")
     @classmethod

@@ -30,6 +30,9 @@ class ToolPolicy(StrictModel):
     command_timeout_sec: Annotated[float, Field(gt=0)] = _doc(
         "Seconds one local command may take.", 300.0
     )
+    command_network: bool = _doc(
+        "Commands may use the network (false: each in a network namespace of its own).", False
+    )
 
     @field_validator("allowed_write_roots")
     @classmethod

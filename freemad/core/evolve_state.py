@@ -50,7 +50,15 @@ class Status(str, Enum):
 
 # Why a run ends, beyond should_stop's reasons: a person declined to steer it, a person stopped
 # it, or the judge failed on the unmodified seed.
-END_REASONS = ("target", "max_iterations", "max_wall_clock", "declined", "user", "baseline_failed")
+END_REASONS = (
+    "target",
+    "max_iterations",
+    "max_wall_clock",
+    "declined",
+    "user",
+    "baseline_failed",
+    "tampered",
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from freemad.debate.records import (
     Tokens,
 )
 from freemad.debate.validation import validate_answers
+from freemad.sandbox import code_sandbox
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +163,7 @@ class Outcome:
                     {a: self._solution_of(a) for a in self._final_answers(winner)},
                     winner,
                     config.validation,
+                    code_sandbox(config.security.sandbox),
                 )
         result.agents = self._totals()
         result.metrics = self._metrics(wall_time, result.agents)

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 
 from freemad import runner
 from freemad.agents.base import AgentPort
@@ -27,6 +28,7 @@ from freemad.debate.prompts import PromptBook, ShownAnswer
 from freemad.debate.records import AgentTurn, DebateResult, Failure, RoundRecord
 from freemad.debate.turns import TurnContext, take_turn
 from freemad.errors import UsageError
+from freemad.sandbox import View, agent_sandbox
 
 log = logging.getLogger(__name__)
 
@@ -115,11 +117,16 @@ class _Debate:
         with tempfile.TemporaryDirectory(prefix="freemad-debate-") as workdir:
             security = self.config.security
             max_output = 4 * security.max_solution_size + security.max_critique_size
+            box = agent_sandbox(security.sandbox) if security.sandbox_agents else None
             for agent_id, agent in self.agents.items():
                 folder = os.path.join(workdir, agent_id)
                 os.mkdir(folder)
                 self.ports[agent_id] = self.given_ports.get(agent_id) or CliAgent(
-                    agent, max_output_bytes=max_output, workdir=folder
+                    agent,
+                    max_output_bytes=max_output,
+                    workdir=folder,
+                    sandbox=box,
+                    view=View.of([Path(folder)]),
                 )
             return await self._run()
 

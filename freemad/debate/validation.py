@@ -1,22 +1,16 @@
 """Checks of Python solutions: a syntax check, and an optional run in a sandboxed subprocess.
 
-Nothing an agent wrote is ever executed in this process. The sandbox is a fresh interpreter in
-isolated mode, in an empty temporary folder, with a scrubbed environment, resource limits, a time
-limit, and no network where the system can give it a network namespace of its own (`unshare -n`).
+Nothing an agent wrote is ever executed in this process. It runs in the sandbox's code profile
+(`freemad.sandbox`): a fresh interpreter in isolated mode, in an empty temporary folder, with a
+scrubbed environment, resource limits, a time limit and no network. Where no sandbox can run and
+the config does not say `security.sandbox: host`, it is not run, and the report says why.
 Validation informs the transcript; it never changes the Free-MAD decision.
 """
 
 from __future__ import annotations
 
 import ast
-import contextlib
-import functools
-import os
 import re
-import resource
-import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -24,9 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from freemad.config.models import ValidationConfig
+from freemad.sandbox import Sandbox, View, code_sandbox
+from freemad.sandbox.host import network_isolation
 
 _FENCE = re.compile(r"^(```|~~~)[ \t]*(python3?|py)?[ \t]*\n(.*?)^\1[ \t]*$", re.M | re.S | re.I)
 _MEMORY = 512 * 1024 * 1024
+_FILE_SIZE = 16 * 1024 * 1024
 
 
 def python_source(solution: str) -> str | None:
@@ -51,70 +48,43 @@ def check_syntax(source: str) -> str | None:
     return None
 
 
-@functools.cache
-def network_isolation() -> list[str]:
-    """The argv prefix that gives a child its own empty network namespace, if this system allows."""
-    unshare = shutil.which("unshare")
-    if unshare is None:
-        return []
-    try:
-        probe = subprocess.run(
-            [unshare, "-n", "--", sys.executable, "-c", "pass"],
-            capture_output=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    return [unshare, "-n", "--"] if probe.returncode == 0 else []
+_LIMITS = (
+    "import resource, runpy, sys\n"
+    f"resource.setrlimit(resource.RLIMIT_AS, ({_MEMORY}, {_MEMORY}))\n"
+    f"resource.setrlimit(resource.RLIMIT_FSIZE, ({_FILE_SIZE}, {_FILE_SIZE}))\n"
+    "resource.setrlimit(resource.RLIMIT_CORE, (0, 0))\n"
+    "sys.argv = ['solution.py']\n"
+    "runpy.run_path('solution.py', run_name='__main__')\n"
+)
 
 
-def _limits() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (_MEMORY, _MEMORY))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 1024 * 1024, 16 * 1024 * 1024))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-
-def run_sandboxed(source: str, timeout_ms: int) -> dict[str, Any]:
-    isolation = network_isolation()
+def run_sandboxed(source: str, timeout_ms: int, sandbox: Sandbox | None = None) -> dict[str, Any]:
+    """Run `source` as a script in an empty folder of its own, in `sandbox` (by default the one
+    `security.sandbox: auto` picks); what it did, or why it was not run."""
+    box = sandbox or code_sandbox("auto")
+    problem = box.problem()
+    if problem is not None:
+        return {"ran": False, "ok": False, "reason": problem}
     with tempfile.TemporaryDirectory(prefix="freemad-sandbox-") as folder:
-        script = Path(folder) / "solution.py"
-        script.write_text(source, encoding="utf-8")
-        env = {"PATH": "/usr/bin:/bin", "HOME": folder, "LANG": "C.UTF-8"}
-        argv = [*isolation, sys.executable, "-I", "-S", str(script)]
-        process = subprocess.Popen(
-            argv,
-            cwd=folder,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            preexec_fn=_limits,  # noqa: PLW1509 - limits must be set in the child before exec
-        )
-        timed_out = False
-        try:
-            _, stderr = process.communicate(timeout=timeout_ms / 1000)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            _, stderr = process.communicate()
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
+        Path(folder, "solution.py").write_text(source, encoding="utf-8")
+        argv = [sys.executable, "-I", "-S", "-c", _LIMITS]
+        result = box.run(argv, Path(folder), timeout_ms / 1000, View.of([Path(folder)]))
     return {
         "ran": True,
-        "exit_code": process.returncode,
-        "timed_out": timed_out,
-        "ok": not timed_out and process.returncode == 0,
-        "network_isolated": bool(isolation),
-        "stderr_tail": stderr.decode("utf-8", "replace")[-1000:],
+        "exit_code": result.exit_code,
+        "timed_out": result.timed_out,
+        "ok": result.ok(),
+        "sandbox": box.kind,
+        "network_isolated": box.kind == "bubblewrap" or bool(network_isolation()),
+        "stderr_tail": result.stderr[-1000:],
     }
 
 
 def validate_answers(
-    solutions: Mapping[str, str], winner: str, config: ValidationConfig
+    solutions: Mapping[str, str],
+    winner: str,
+    config: ValidationConfig,
+    sandbox: Sandbox | None = None,
 ) -> tuple[dict[str, dict[str, Any]], float | None]:
     """Per answer id, what the checks found; and a confidence for the winner (None: not Python)."""
     report: dict[str, dict[str, Any]] = {}
@@ -130,7 +100,7 @@ def validate_answers(
             if error:
                 entry["syntax_error"] = error
         if config.enable_sandbox and entry.get("syntax_ok"):
-            entry["sandbox"] = run_sandboxed(source, config.sandbox_timeout_ms)
+            entry["sandbox"] = run_sandboxed(source, config.sandbox_timeout_ms, sandbox)
         report[ident] = entry
     winner_report = report.get(winner, {})
     if winner_report.get("language") != "python":

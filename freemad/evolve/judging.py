@@ -8,19 +8,20 @@ from typing import Any
 
 from freemad.config.evolve import StageConfig
 from freemad.core.evolve import Measurement, StageOutcome, measure, parse_stage
-from freemad.evolve.sandbox import Sandbox
+from freemad.sandbox import Sandbox, View
 
 _TAIL = 2000  # characters of a stage's output kept in the judged event
 
 
 def run_stages(
-    stages: Sequence[StageConfig], sandbox: Sandbox, worktree: Path
+    stages: Sequence[StageConfig], sandbox: Sandbox, worktree: Path, view: View | None = None
 ) -> tuple[Measurement, list[dict[str, Any]]]:
     """Run the stages in order until one fails; the measurement, and one record per stage run."""
     outcomes: list[StageOutcome] = []
     records: list[dict[str, Any]] = []
     for stage in stages:
-        result = sandbox.run(stage.command_words, worktree, stage.timeout_sec)
+        seen = view or View.of([worktree])
+        result = sandbox.run(stage.command_words, worktree, stage.timeout_sec, seen)
         if result.exit_code is None and not result.timed_out:
             # Never started (a missing program, an unusable container runtime): say which.
             why = result.stderr.strip().splitlines()[0] if result.stderr.strip() else "not run"

@@ -30,10 +30,11 @@ from freemad.evolve.worktree_fs import (
     repair_dotgit,
     tidy,
 )
-from freemad.tasks.gitspace import (
+from freemad.workspace.git import (
     COMMIT_CONFIG,
-    IDENTITY,
+    candidate_environment,
     commit_of,
+    inert_config,
     open_checkout,
     open_repo,
     registered_worktrees,
@@ -41,8 +42,8 @@ from freemad.tasks.gitspace import (
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-# Worktree commands: also no detached-HEAD advice and no fsmonitor daemon the worktree could pick.
-_WORKTREE_CONFIG = [*COMMIT_CONFIG, "advice.detachedHead=false", "core.fsmonitor=false"]
+# Worktree commands: also no detached-HEAD advice (the rest of what makes them inert is per call).
+_WORKTREE_CONFIG = ["advice.detachedHead=false"]
 
 
 def branch_name(run_id: str) -> str:
@@ -82,6 +83,7 @@ class Lineage:
     seed: str
     worktree: Path
     branch: str
+    common: Path  # the repository's git folder, which no sandboxed call may see
 
     @classmethod
     def open(cls, repo_path: Path, run_id: str, seed: str, worktrees_dir: Path) -> Lineage:
@@ -100,7 +102,7 @@ class Lineage:
             full_seed = commit_of(repo, seed) if _OBJECT_ID.fullmatch(seed) else None
             if full_seed is None:
                 raise UsageError(f"seed {seed!r} is not a commit id in {root}")
-            lineage = cls(root, run_id, full_seed, worktree, branch_name(run_id))
+            lineage = cls(root, run_id, full_seed, worktree, branch_name(run_id), common)
             with _git_errors(root):
                 lineage._clear_ref_locks(common)
                 if commit_of(repo, f"refs/heads/{lineage.branch}") is None:
@@ -154,6 +156,28 @@ class Lineage:
                 run.add("--all")
                 run.clean("-ffdxq")
             return str(run.write_tree())
+
+    def confine(self, tree: str, base_commit: str, editable: Sequence[str]) -> list[str]:
+        """Take every path of `tree` that no `editable` glob matches back from `base_commit`;
+        the paths taken back. The caller stages again."""
+        _object_ids(tree, base_commit)
+        excluded = [f":(exclude,glob){pattern}" for pattern in editable]
+        with open_repo(self.repo_root) as repo, _git_errors(self.repo_root):
+            out = repo.git.diff_tree(
+                "-r", "-z", "--name-only", "--no-renames", base_commit, tree, "--", ".", *excluded
+            )
+        outside = [path for path in str(out).split("\0") if path]
+        if not outside:
+            return []
+        admin = self._admin()
+        parents = [p for path in outside for p in remove_from_disk(self.worktree, path)]
+        with _git_errors(self.worktree):
+            run = self._git(admin)
+            run.rm("-r", "--cached", "--force", "--ignore-unmatch", "-q", "--", *outside, *parents)
+            found = self._entries_in(base_commit, outside)
+            if found:
+                run.checkout(base_commit, "--", *found)
+        return outside
 
     def protected_ids(self, tree: str, paths: Sequence[str]) -> dict[str, str]:
         """{path: object id of path in `tree`, or "absent"}."""
@@ -278,10 +302,12 @@ class Lineage:
         return admin
 
     def _git(self, admin: Path) -> git.Git:
-        """Git in the worktree, told where its admin folder is: a `.git` the worker wrote is ignored."""
+        """Git in the worktree, told where its admin folder is: a `.git` the worker wrote is ignored,
+        and nothing the repository's config or the candidate's attributes name is run."""
         run = git.Git(self.worktree)
-        run.update_environment(**IDENTITY)
-        options = {"git_dir": str(admin), "work_tree": str(self.worktree), "c": _WORKTREE_CONFIG}
+        run.update_environment(**candidate_environment())
+        config = [*inert_config(admin), *_WORKTREE_CONFIG]
+        options = {"git_dir": str(admin), "work_tree": str(self.worktree), "c": config}
         run.set_persistent_git_options(literal_pathspecs=True, **options)
         return run
 

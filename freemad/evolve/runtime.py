@@ -29,6 +29,7 @@ from freemad.config.models import FreemadConfig
 from freemad.core.evolve import Measurement, failure_signature, judge
 from freemad.core.evolve_state import EvolveState, Next, Status, fold, next_action
 from freemad.errors import ConfigError, UsageError
+from freemad.evolve.guard import GitFolderSnapshot, Tampering, check_refs
 from freemad.evolve.judging import measurement_data, run_stages
 from freemad.evolve.lineage import (
     Lineage,
@@ -39,8 +40,8 @@ from freemad.evolve.lineage import (
     resolve_seed,
 )
 from freemad.evolve.protocol import Incumbent, Rejection, objective
-from freemad.evolve.sandbox import Sandbox, make_sandbox
 from freemad.evolve.variation import Context, Variation
+from freemad.sandbox import Sandbox, View, agent_sandbox, code_sandbox
 from freemad.store import SqliteStore, Store
 
 Step = tuple[str, dict[str, Any]]
@@ -83,10 +84,12 @@ class EvolveRunner:
         self.on_step = on_step
         self.worktrees_dir = (worktrees_dir or default_worktrees_dir()).resolve()
         judge_cfg = self.evolve.judge
-        self.sandbox: Sandbox = make_sandbox(
-            judge_cfg.network, judge_cfg.env_passthrough, judge_cfg.container
+        mode = config.security.sandbox
+        self.sandbox: Sandbox = code_sandbox(
+            mode, judge_cfg.network, judge_cfg.env_passthrough, judge_cfg.container
         )
-        self.variation = Variation(config, self.evolve, ports or {}, self.sandbox)
+        self.agent_box: Sandbox = agent_sandbox(mode, container_judge=judge_cfg.container.enabled)
+        self.variation = Variation(config, self.evolve, ports or {}, self.sandbox, self.agent_box)
         self.repo = Path(self.evolve.repo_path)
         self._folded: dict[str, tuple[int, EvolveState]] = {}
 
@@ -190,15 +193,38 @@ class EvolveRunner:
         if state.status is not Status.RUNNING:
             return state
         lineage = Lineage.open(self.repo, run_id, state.seed_commit, self.worktrees_dir)
+        snapshot = GitFolderSnapshot.take(lineage.common)
         try:
             while True:
                 state = self.state(run_id)
+                tampered = self.check_lineage(state, snapshot)
+                if tampered:
+                    detail = "; ".join(t.line() for t in tampered)
+                    data = {"reason": "tampered", "detail": f"undone: {detail}"}
+                    return self._append(run_id, [("stopped", data)])
                 step = next_action(state, self.evolve.supervisor, self.evolve.stop)
                 if step.action == "idle":
                     return state
                 await self._take(state, step, lineage)
         finally:
             lineage.remove()  # the branch and tags keep the work; a resume makes a new worktree
+
+    def check_lineage(
+        self, state: EvolveState, snapshot: GitFolderSnapshot | None = None
+    ) -> list[Tampering]:
+        """The run's refs (and, given a snapshot, the repository's git settings) against the
+        store; every difference undone and returned."""
+        admitted = {v.version: v.commit for v in state.versions}
+        pending = state.pending
+        found = check_refs(
+            self.repo,
+            state.run_id,
+            admitted or {0: state.seed_commit},
+            not admitted,
+            (pending.version, pending.commit) if pending else None,
+            repair=True,
+        )
+        return [*found, *(snapshot.check(repair=True) if snapshot else [])]
 
     async def _take(self, state: EvolveState, step: Next, lineage: Lineage) -> None:
         run_id = state.run_id
@@ -254,7 +280,7 @@ class EvolveRunner:
         agent: str | None = None
         if incumbent is not None:
             proposal = await self.variation.propose(
-                self._context(state, number, directives), lineage.worktree
+                self._context(state, number, directives), lineage.worktree, lineage.common
             )
             agent = proposal.get("agent")
             self._append(run_id, [("candidate_proposed", proposal)])
@@ -270,6 +296,12 @@ class EvolveRunner:
         protected = judge_cfg.protected_paths
         lineage.restore_protected(protected)
         tree = lineage.stage()
+        editable = self.evolve.editable_paths
+        taken_back: list[str] = []
+        if editable is not None and state.incumbent is not None:  # the seed is never confined
+            taken_back = lineage.confine(tree, parent, editable)
+            if taken_back:
+                tree = lineage.stage()
         changed = lineage.changed_paths(tree, parent)
         escaping = lineage.escaping_symlinks()
         incumbent = state.incumbent
@@ -282,7 +314,12 @@ class EvolveRunner:
                 False, {}, None, f"symlinks lead out of the worktree: {where}"
             )
         else:
-            measurement, stages = run_stages(judge_cfg.stages, self.sandbox, lineage.worktree)
+            view = View.of(
+                [lineage.worktree],
+                [lineage.worktree / path for path in protected],
+                [lineage.common],
+            )
+            measurement, stages = run_stages(judge_cfg.stages, self.sandbox, lineage.worktree, view)
         best = state.best(judge_cfg.comparator)
         previous = Measurement(True, dict(incumbent.components)) if incumbent else None
         verdict = judge(measurement, previous, best, judge_cfg)
@@ -295,6 +332,8 @@ class EvolveRunner:
             "verdict": {"admitted": verdict.admitted, "reason": verdict.reason},
             "protected": lineage.protected_ids(tree, protected),
         }
+        if taken_back:
+            data["outside_editable"] = taken_back[:200]
         if changed and incumbent is not None:
             diff = lineage.diff(tree, parent)
             name = f"iteration-{state.next_iteration}.diff"
@@ -378,9 +417,11 @@ class EvolveRunner:
             raise UsageError(
                 f"{self.repo} has uncommitted changes ({shown}); commit or stash them first"
             )
-        problem = self.sandbox.problem()
-        if problem:
-            raise UsageError(f"evolve.judge.container: {problem}")
+        for box in (self.sandbox, self.agent_box):
+            problem = box.problem()
+            if problem:
+                where = "evolve.judge.container" if box.kind == "container" else "security.sandbox"
+                raise UsageError(f"{where}: {problem}")
         return seed
 
     def _check_judge(self, state: EvolveState) -> None:

@@ -3,7 +3,8 @@
 The config itself is checked when it loads. Here: the repository (a git repository, clean, with
 the seed), the sandbox (a container runtime that answers, when one is asked for), and a dry run
 of the judge on an export of the seed, which must pass its own gate. Warnings name weak spots
-that do not stop a run: stages on the host, nothing protected, a stage nothing protects.
+that do not stop a run: no sandbox on purpose, no editable_paths, nothing protected, a stage
+nothing protects.
 """
 
 from __future__ import annotations
@@ -22,13 +23,17 @@ from freemad.core.evolve import judge
 from freemad.errors import FreemadError
 from freemad.evolve.judging import measurement_data, run_stages
 from freemad.evolve.lineage import dirty_paths, resolve_seed
-from freemad.evolve.sandbox import Sandbox
+from freemad.sandbox import Sandbox, View
 
 
-def validate(evolve: EvolveConfig, sandbox: Sandbox) -> dict[str, Any]:
-    """{"ok", "errors", "warnings", "isolation", "seed_commit", "baseline"}; `evolve` resolved."""
+def validate(
+    evolve: EvolveConfig, sandbox: Sandbox, agent_box: Sandbox | None = None
+) -> dict[str, Any]:
+    """{"ok", "errors", "warnings", "isolation", "seed_commit", "baseline"}; `evolve` resolved.
+
+    `sandbox` runs the judge's stages; `agent_box` the worker's CLI."""
     errors: list[str] = []
-    warnings = _posture(evolve)
+    warnings = _posture(evolve, sandbox, agent_box)
     repo = Path(evolve.repo_path)
     report: dict[str, Any] = {"repo_path": str(repo), "seed_commit": None, "baseline": None}
     try:
@@ -43,25 +48,43 @@ def validate(evolve: EvolveConfig, sandbox: Sandbox) -> dict[str, Any]:
             shown = ", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else "")
             errors.append(f"{repo} has uncommitted changes ({shown}); commit or stash them first")
         warnings += _missing_protected(repo, seed, evolve.judge.protected_paths)
-    problem = sandbox.problem()
-    if problem:
-        errors.append(f"evolve.judge.container: {problem}")
-    elif seed is not None:
+    problems = [
+        (box, box.problem()) for box in (sandbox, agent_box) if box is not None and box.problem()
+    ]
+    for box, problem in problems[:1]:
+        where = "evolve.judge.container" if box.kind == "container" else "security.sandbox"
+        errors.append(f"{where}: {problem}")
+    if not problems and seed is not None:
         baseline, error = _dry_run(evolve, sandbox, repo, seed)
         report["baseline"] = baseline
         if error:
             errors.append(error)
-    report.update(ok=not errors, errors=errors, warnings=warnings, isolation=sandbox.describe())
+    isolation = sandbox.describe()
+    if agent_box is not None and agent_box is not sandbox and agent_box.kind != sandbox.kind:
+        isolation += [f"the worker's agent CLI: {line}" for line in agent_box.describe()[:1]]
+    report.update(ok=not errors, errors=errors, warnings=warnings, isolation=isolation)
     return report
 
 
-def _posture(evolve: EvolveConfig) -> list[str]:
+def _posture(evolve: EvolveConfig, sandbox: Sandbox, agent_box: Sandbox | None) -> list[str]:
     judge_cfg = evolve.judge
     warnings: list[str] = []
-    if not judge_cfg.container.enabled:
+    if sandbox.kind == "host":
         warnings.append(
-            "judge stages run worker-written code on this host as you; set "
-            "evolve.judge.container.enabled to run them in Docker or Podman"
+            "UNSAFE: security.sandbox is host, so judge stages run worker-written code on this "
+            "host as you; a hostile worker can cheat the judge, read your credentials and leave "
+            "processes behind. Install bubblewrap and remove security.sandbox: host"
+        )
+    if agent_box is not None and agent_box.kind == "host" and sandbox.kind != "host":
+        warnings.append(
+            "UNSAFE: the worker's agent CLI runs on this host as you (no bubblewrap here); it can "
+            "reach your files, and processes it starts may outlive its call"
+        )
+    if evolve.editable_paths is None:
+        warnings.append(
+            "evolve.editable_paths is unset: a candidate may add or change any file but the "
+            "protected ones (a root conftest.py, pytest.ini or a module that shadows a tool "
+            "reaches the judge); list the globs a candidate may change"
         )
     protected = judge_cfg.protected_paths
     if not protected:
@@ -116,7 +139,9 @@ def _dry_run(
                 archive.extractall(folder, filter="data")
             else:  # pragma: no cover - Pythons before the 2023 security releases
                 archive.extractall(folder)  # noqa: S202 - the user's own commit
-        measurement, stages = run_stages(evolve.judge.stages, sandbox, Path(folder))
+        root = Path(folder)
+        view = View.of([root], [root / path for path in evolve.judge.protected_paths])
+        measurement, stages = run_stages(evolve.judge.stages, sandbox, root, view)
     verdict = judge(measurement, None, {}, evolve.judge)
     baseline = {"measurement": measurement_data(measurement), "stages": stages}
     if verdict.admitted:

@@ -29,9 +29,9 @@ from freemad.evolve.protocol import (
     render_plan_requirement,
     render_worker_prompt,
 )
-from freemad.evolve.sandbox import Sandbox
-from freemad.tasks.policy import apply_writes, check_command
+from freemad.sandbox import Sandbox, View
 from freemad.tasks.protocol import ResponseError, parse_response
+from freemad.workspace.policy import apply_writes, check_command
 
 # Writes a worker lists in its reply may go anywhere in the worktree but .git; protected paths
 # are restored from the seed before judging anyway.
@@ -59,13 +59,15 @@ class Variation:
         evolve: EvolveConfig,
         ports: Mapping[str, AgentPort],
         sandbox: Sandbox,
+        agent_box: Sandbox,
     ) -> None:
         self.config = config
         self.evolve = evolve
         self.given_ports = dict(ports)
         self.sandbox = sandbox
+        self.agent_box = agent_box
 
-    async def propose(self, context: Context, worktree: Path) -> dict[str, Any]:
+    async def propose(self, context: Context, worktree: Path, git_dir: Path) -> dict[str, Any]:
         """One candidate, made in `worktree`; the `candidate_proposed` event's data."""
         plan: str | None = None
         debate: dict[str, Any] = {}
@@ -93,7 +95,8 @@ class Variation:
             plan = result.final_solution
             agent_id = _author(result)
         assert agent_id is not None  # config validation: single_agent names its agent
-        proposal = await self._work(context, agent_id, worktree, plan)
+        view = View.of([worktree], hidden=[git_dir])
+        proposal = await self._work(context, agent_id, worktree, plan, view)
         return {**proposal, **debate, "plan": plan}
 
     async def directions(
@@ -125,7 +128,7 @@ class Variation:
         return {"directions": found, "error": error, "debate_run_id": result.run_id}
 
     async def _work(
-        self, context: Context, agent_id: str, worktree: Path, plan: str | None
+        self, context: Context, agent_id: str, worktree: Path, plan: str | None, view: View
     ) -> dict[str, Any]:
         agent = next((a for a in self.config.agents if a.id == agent_id), None)
         base: dict[str, Any] = {"iteration": context.iteration, "agent": agent_id}
@@ -148,7 +151,7 @@ class Variation:
             plan=plan,
         )
         budget = self.evolve.worker_budget.timeout_sec
-        port = self.given_ports.get(agent_id) or self._cli(agent_id, worktree)
+        port = self.given_ports.get(agent_id) or self._cli(agent_id, worktree, view)
         result = await port.call(CallRequest(Mode.TASK, render_worker_prompt(request), budget))
         if not result.ok:
             return {**base, "ok": False, "cause": result.status.value, "summary": result.detail}
@@ -157,7 +160,7 @@ class Variation:
         except ResponseError as exc:
             return {**base, "ok": False, "cause": "unparseable", "summary": str(exc)}
         written, refused = apply_writes(worktree, response.writes, _WRITES, [])
-        commands = [self._command(command, worktree) for command in response.commands]
+        commands = [self._command(command, worktree, view) for command in response.commands]
         return {
             **base,
             "ok": True,
@@ -167,13 +170,13 @@ class Variation:
             "commands": commands,
         }
 
-    def _command(self, command: str, worktree: Path) -> dict[str, Any]:
+    def _command(self, command: str, worktree: Path, view: View) -> dict[str, Any]:
         """A command the worker asked for: allowed by the task tool policy, run in the sandbox."""
         policy = self.config.task.tool_policy
         argv = check_command(command, policy)
         if not isinstance(argv, list):
             return {"command": command, "refused": argv.reason}
-        ran = self.sandbox.run(argv, worktree, policy.command_timeout_sec)
+        ran = self.sandbox.run(argv, worktree, policy.command_timeout_sec, view)
         return {"command": command, "exit_code": ran.exit_code, "timed_out": ran.timed_out}
 
     def _allowed_actions(self) -> list[str]:
@@ -186,11 +189,17 @@ class Variation:
         rounds = self.evolve.variation.debate_rounds
         return await arun_debate(requirement, self.config, rounds=rounds, agents=self.given_ports)
 
-    def _cli(self, agent_id: str, worktree: Path) -> AgentPort:
+    def _cli(self, agent_id: str, worktree: Path, view: View) -> AgentPort:
         agent = next(a for a in self.config.agents if a.id == agent_id)
         security = self.config.security
         max_output = 4 * security.max_solution_size + security.max_critique_size
-        return CliAgent(agent, max_output_bytes=max_output, workdir=str(worktree))
+        return CliAgent(
+            agent,
+            max_output_bytes=max_output,
+            workdir=str(worktree),
+            sandbox=self.agent_box,
+            view=view,
+        )
 
 
 def _author(result: DebateResult) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 import git
 
 from freemad.errors import FreemadError
-from freemad.tasks.gitspace import COMMIT_CONFIG
+from freemad.workspace.git import COMMIT_CONFIG
 
 
 def remove_path(path: Path) -> None:

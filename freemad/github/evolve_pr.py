@@ -28,7 +28,7 @@ from freemad.github.forge import Forge, PullRequestRef
 from freemad.github.publish import fetch_refs, is_ancestor, local_repo, push_refs
 from freemad.markdown import code_span, escape_markdown, one_line
 from freemad.store import Store
-from freemad.tasks.gitspace import commit_of
+from freemad.workspace.git import commit_of
 
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _BODY_LIMIT = 60_000  # GitHub refuses a pull request body past 65,536 characters

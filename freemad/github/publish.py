@@ -23,7 +23,7 @@ from freemad.errors import FreemadError, UsageError
 from freemad.github.forge import Forge, ForgeError, PullRequestRef
 from freemad.markdown import code_span, escape_markdown, escape_markdown_block, one_line
 from freemad.store import Store
-from freemad.tasks.gitspace import COMMIT_CONFIG, commit_of, open_checkout
+from freemad.workspace.git import COMMIT_CONFIG, commit_of, open_checkout
 
 _TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
 _QUIET = ("--no-tags", "--no-recurse-submodules", "--no-write-fetch-head", "--quiet")

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from freemad.errors import FreemadError
 from freemad.store.artifacts import sha256_hex
 from freemad.store.base import Store, StoredEvent, UnknownRun
-from freemad.tasks.gitspace import COMMIT_CONFIG, commit_of, open_repo
+from freemad.workspace.git import COMMIT_CONFIG, commit_of, open_repo
 
 # The same set SqliteStore allows: a run id names a folder on the branch.
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")

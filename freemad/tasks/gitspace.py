@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from dataclasses import dataclass
@@ -11,66 +10,15 @@ from pathlib import Path
 import git
 
 from freemad.errors import FreemadError, UsageError
-
-AUTHOR = ("FREE-MAD", "freemad@freemad.invalid")
-IDENTITY = {
-    "GIT_AUTHOR_NAME": AUTHOR[0],
-    "GIT_AUTHOR_EMAIL": AUTHOR[1],
-    "GIT_COMMITTER_NAME": AUTHOR[0],
-    "GIT_COMMITTER_EMAIL": AUTHOR[1],
-}
-# The user's signing, hooks and automatic gc have no say in a task's commits.
-COMMIT_CONFIG = ["commit.gpgsign=false", "core.hooksPath=/dev/null", "gc.auto=0"]
-# Any of these would point our git calls at another checkout or index than the one we chose.
-_REDIRECTING = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_COMMON_DIR",
-    "GIT_OBJECT_DIRECTORY",
+from freemad.workspace.git import (
+    candidate_environment,
+    commit_of,
+    inert_config,
+    open_repo,
+    registered_worktrees,
 )
+
 _TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
-
-
-def open_repo(path: Path, *, search: bool = False) -> git.Repo:
-    present = [name for name in _REDIRECTING if name in os.environ]
-    if present:
-        raise UsageError(f"{', '.join(present)} is set; unset it so git works where FREE-MAD means")
-    repo = git.Repo(path, search_parent_directories=search)
-    repo.git.update_environment(**IDENTITY)  # reflog entries need an identity too
-    return repo
-
-
-def open_checkout(path: Path) -> git.Repo:
-    """The repository `path` is in, which must have a working tree; one-line UsageErrors."""
-    try:
-        repo = open_repo(path, search=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise UsageError(f"{path} is not in a git repository") from None
-    if repo.bare or repo.working_tree_dir is None:
-        repo.close()
-        raise UsageError(f"{path} is a bare repository; FREE-MAD needs a checkout")
-    return repo
-
-
-def commit_of(repo: git.Repo, ref: str) -> str | None:
-    try:
-        return str(repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}"))
-    except git.GitCommandError:
-        return None
-
-
-def registered_worktrees(repo: git.Repo) -> dict[Path, str | None]:
-    """Registered worktrees: path -> the branch ref checked out there (None when detached)."""
-    found: dict[Path, str | None] = {}
-    path: Path | None = None
-    for field in str(repo.git.worktree("list", "--porcelain", "-z")).split("\0"):
-        if field.startswith("worktree "):
-            path = Path(field.removeprefix("worktree ")).resolve()
-            found[path] = None
-        elif field.startswith("branch ") and path is not None:
-            found[path] = field.removeprefix("branch ")
-    return found
 
 
 def _creating(task_id: str) -> str:
@@ -110,6 +58,7 @@ class TaskWorkspace:
     branch: str
     repo_root: Path
     base_commit: str
+    git_dir: Path  # the repository's own git folder: hidden from agents and commands
 
     @classmethod
     def open(cls, workspace_root: Path, task_id: str, worktrees_dir: Path) -> TaskWorkspace | None:
@@ -141,18 +90,21 @@ class TaskWorkspace:
                 raise FreemadError(f"git failed in {repo_root}: {exc.stderr.strip()}") from None
         path = worktree / Path(workspace_root).resolve().relative_to(repo_root)
         path.mkdir(parents=True, exist_ok=True)
-        return cls(path, worktree, branch, repo_root, base)
+        return cls(path, worktree, branch, repo_root, base, common)
 
     def commit(self, message: str) -> str | None:
         """Commit everything in the worktree on the task branch; None when nothing changed."""
         with open_repo(self.worktree) as repo:
-            repo.git(c=COMMIT_CONFIG).add("--all")
+            # The agents wrote this tree: git runs no filter, hook or fsmonitor it could name.
+            repo.git.update_environment(**candidate_environment())
+            inert = inert_config(Path(repo.git_dir))
+            repo.git(c=inert).add("--all")
             status, _, _ = repo.git.diff(
                 "--cached", "--quiet", with_extended_output=True, with_exceptions=False
             )
             if status == 0:
                 return None
-            repo.git(c=COMMIT_CONFIG).commit(
+            repo.git(c=inert).commit(
                 "--no-verify", "--cleanup=verbatim", "--quiet", "-m", message or "FREE-MAD task"
             )
             return str(repo.git.rev_parse("HEAD"))

@@ -9,9 +9,11 @@ by another process (answer, approve, pause, cancel) between any two steps.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import tempfile
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -147,8 +149,9 @@ class TaskRunner:
         self._live(task_id)
         if more_iterations < 0:
             raise UsageError("--more-iterations must be 0 or more")
-        self._append(task_id, [("resumed", {"more_iterations": more_iterations})])
-        return self.advance(task_id)
+        with self._exclusive(task_id):
+            self._append(task_id, [("resumed", {"more_iterations": more_iterations})])
+            return runner.run(self._advance(task_id))
 
     def inspect(self, task_id: str) -> dict[str, Any]:
         state = self.state(task_id)
@@ -168,7 +171,23 @@ class TaskRunner:
 
     def advance(self, task_id: str) -> TaskState:
         """Run steps until the task waits, pauses, finishes or is cancelled."""
-        return runner.run(self._advance(task_id))
+        with self._exclusive(task_id):
+            return runner.run(self._advance(task_id))
+
+    @contextlib.contextmanager
+    def _exclusive(self, task_id: str) -> Iterator[None]:
+        """One process runs a task at a time, so a resume never starts a second implementer
+        beside a live one; the lock dies with its process (kill -9 included)."""
+        folder = self._worktrees_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / f"{task_id}.lock", "w") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise UsageError(
+                    f"task {task_id} is being run by another process; wait for it, or pause it"
+                ) from None
+            yield
 
     async def _advance(self, task_id: str) -> TaskState:
         state = self.state(task_id)

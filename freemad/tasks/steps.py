@@ -15,9 +15,9 @@ from freemad.agents.base import AgentPort, CallRequest
 from freemad.agents.subprocess_agent import CliAgent
 from freemad.config.models import FreemadConfig, Mode
 from freemad.core.tasks import REVIEWS, Call, TaskState, after_failure, after_reply
+from freemad.sandbox import Sandbox, View, agent_sandbox, code_sandbox
 from freemad.store import Store
 from freemad.tasks.gitspace import TaskWorkspace
-from freemad.tasks.policy import apply_writes, check_command, run_command
 from freemad.tasks.protocol import (
     ResponseError,
     TaskRequest,
@@ -25,6 +25,7 @@ from freemad.tasks.protocol import (
     parse_response,
     render_prompt,
 )
+from freemad.workspace.policy import apply_writes, check_command
 
 Step = tuple[str, dict[str, Any]]
 # How much of an earlier stage's output, a diff, or a command's output a request carries.
@@ -44,6 +45,16 @@ class Stepper:
         self.given_ports = dict(ports)
         self.workspace = workspace
         self.policy = config.task.tool_policy
+        mode = config.security.sandbox
+        self.sandbox: Sandbox = code_sandbox(mode, self.policy.command_network)
+        self.agent_box: Sandbox | None = None
+        if workspace is not None or config.security.sandbox_agents:
+            self.agent_box = agent_sandbox(mode)  # a code task's agents edit files
+
+    def view(self, state: TaskState) -> View:
+        """What a task's agents and commands may touch: its workdir; never the repository's .git."""
+        hidden = [self.workspace.git_dir] if self.workspace else []
+        return View.of([self.workdir(state)], hidden=hidden)
 
     def workdir(self, state: TaskState) -> Path:
         return self.workspace.path if self.workspace else Path(state.workspace_root)
@@ -177,7 +188,8 @@ class Stepper:
 
     def _run(self, state: TaskState, argv: list[str], workdir: Path, label: str) -> dict[str, Any]:
         """Run a command under the policy's time limit; its output is kept as an artifact."""
-        result = run_command(argv, workdir, self.policy.command_timeout_sec)
+        timeout = self.policy.command_timeout_sec
+        result = self.sandbox.run(argv, workdir, timeout, self.view(state))
         output = (
             f"$ {shlex.join(argv)}\n[exit {result.exit_code}]\n{result.stdout}\n{result.stderr}"
         )
@@ -197,4 +209,10 @@ class Stepper:
         agent = next(a for a in self.config.agents if a.id == agent_id)
         security = self.config.security
         max_output = 4 * security.max_solution_size + security.max_critique_size
-        return CliAgent(agent, max_output_bytes=max_output, workdir=str(self.workdir(state)))
+        return CliAgent(
+            agent,
+            max_output_bytes=max_output,
+            workdir=str(self.workdir(state)),
+            sandbox=self.agent_box,
+            view=self.view(state),
+        )

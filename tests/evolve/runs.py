@@ -143,9 +143,13 @@ def evolve_section(**overrides: Any) -> dict[str, Any]:
     return section
 
 
-def evolve_config(agent_ids: Iterable[str] = ("worker",), **overrides: Any) -> FreemadConfig:
+def evolve_config(
+    agent_ids: Iterable[str] = ("worker",),
+    security: dict[str, Any] | None = None,
+    **overrides: Any,
+) -> FreemadConfig:
     agents = [{"id": a, "cli_command": "scripted"} for a in agent_ids]
-    return make_config(agents, evolve=evolve_section(**overrides))
+    return make_config(agents, evolve=evolve_section(**overrides), security=security or {})
 
 
 @dataclass

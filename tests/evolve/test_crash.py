@@ -15,11 +15,15 @@ import pytest
 
 from freemad.core.evolve_state import Status
 from freemad.evolve.lineage import Lineage
-from freemad.evolve.sandbox import die_with_parent
+from freemad.sandbox.host import die_with_parent
 from tests.evolve.runs import PY, Worker, calc, evolve_config, git, harness, make_repo
 
 PROJECT = Path(__file__).resolve().parents[2]
 EDITS = [calc(45), calc(30), calc(20)]
+# The stage below reports to the test through a file outside its worktree, which no sandbox
+# lets it write: these recovery tests run on the host on purpose. tests/sandbox/test_attacks.py
+# kills a sandboxed run the same way.
+HOST = {"sandbox": "host"}
 
 
 def slow_bench(sentinel: Path) -> dict[str, object]:
@@ -80,9 +84,11 @@ def test_kill_9_while_judging_then_resume_admits_each_version_once(tmp_path: Pat
             sys.path.insert(0, {str(PROJECT)!r})
             from pathlib import Path
             from tests.evolve.runs import Worker, calc, evolve_config, harness
-            from tests.evolve.test_crash import EDITS, judge
+            from tests.evolve.test_crash import EDITS, HOST, judge
             root = Path({str(tmp_path)!r})
-            config = evolve_config(judge=judge(root / "judging.pid"), stop={{"max_iterations": 3}})
+            config = evolve_config(
+                judge=judge(root / "judging.pid"), stop={{"max_iterations": 3}}, security=HOST
+            )
             harness(root, [Worker("worker", EDITS)], config).runner.start("faster")
             """
         )
@@ -99,7 +105,7 @@ def test_kill_9_while_judging_then_resume_admits_each_version_once(tmp_path: Pat
     else:
         os.kill(stage, signal.SIGKILL)
 
-    config = evolve_config(judge=judge(sentinel), stop={"max_iterations": 3})
+    config = evolve_config(judge=judge(sentinel), stop={"max_iterations": 3}, security=HOST)
     h = harness(tmp_path, [Worker("worker", EDITS)], config)
     [row] = h.store.runs(kind="evolve")
     assert h.runner.state(row.run_id).started == 2  # killed in the middle of iteration 2

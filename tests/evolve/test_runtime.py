@@ -199,7 +199,7 @@ def test_a_seed_the_judge_rejects_fails_the_run_with_the_reason(tmp_path: Path) 
 def test_a_network_off_stage_cannot_reach_a_server(tmp_path: Path) -> None:
     import socket
 
-    from freemad.debate.validation import network_isolation
+    from freemad.sandbox.host import network_isolation
 
     if not network_isolation():
         pytest.skip("this system cannot give a process a network namespace of its own (unshare -n)")

@@ -51,7 +51,11 @@ def mock(*args: str) -> str:
 
 
 def runner(
-    tmp_path: Path, implementer: str, planner: str = mock("--approve"), **policy: Any
+    tmp_path: Path,
+    implementer: str,
+    planner: str = mock("--approve"),
+    sandbox: str = "auto",
+    **policy: Any,
 ) -> tuple[TaskRunner, SqliteStore]:
     data = {
         "agents": [
@@ -59,7 +63,7 @@ def runner(
             {"id": "reviewer", "cli_command": mock("--approve"), "roles": ["reviewer"]},
             {"id": "coder", "cli_command": implementer, "roles": ["implementer"]},
         ],
-        "security": {"cli_allowed_commands": ["freemad-task-mock"]},
+        "security": {"cli_allowed_commands": ["freemad-task-mock"], "sandbox": sandbox},
         "task": {
             "store_path": str(tmp_path / "store" / "tasks.db"),
             "artifacts_dir": str(tmp_path / "store" / "artifacts"),
@@ -179,6 +183,8 @@ def test_independent_items_run_at_once_and_overlapping_ones_never(
             str(alone),
         ),
         planner=mock("--approve", "--items", plan),
+        # The implementers meet in folders outside their worktree, which a sandbox hides.
+        sandbox="host",
         verification_commands=[],
     )
     state = tasks.start("code", "Add calc.add", repo)

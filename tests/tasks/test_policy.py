@@ -12,15 +12,8 @@ import pytest
 
 from freemad.config.tasks import ToolPolicy
 from freemad.core.work_items import scopes_overlap
-from freemad.tasks.policy import (
-    OUTPUT_CAP,
-    CommandResult,
-    Violation,
-    apply_writes,
-    check_command,
-    check_write,
-    run_command,
-)
+from freemad.sandbox.process import OUTPUT_CAP, CommandResult, run_command
+from freemad.workspace.policy import Violation, apply_writes, check_command, check_write
 
 WRITE = ToolPolicy(allow_workspace_write=True)
 RUN = ToolPolicy(allow_local_commands=True, allowed_local_commands=["echo", "sh", sys.executable])

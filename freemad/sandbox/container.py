@@ -1,25 +1,19 @@
-"""The judge sandbox: where judge stages and worker commands run, and what isolation they get.
-
-Every command runs without a shell, in a session of its own killed as a group at its time limit,
-with an environment built from an allowlist plus the configured passthrough names. With the
-network off it gets a network namespace of its own where the system allows. In a container, only
-the worktree is mounted, and a missing or unreachable runtime fails: it never falls back to the host.
-"""
+"""Judge stages in a Docker or Podman container, for those who want one: only the worktree is
+mounted, at /work. A missing or unreachable runtime fails; it never falls back to the host.
+Agent CLIs are not run in the container (their login lives on the host)."""
 
 from __future__ import annotations
 
-import functools
 import os
 import secrets
 import shutil
-import subprocess
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
 
-from freemad.debate.validation import network_isolation
-from freemad.tasks.policy import ENV_ALLOWLIST, CommandResult, command_env, run_command
+from freemad.sandbox.base import View
+from freemad.sandbox.host import die_with_parent, passthrough_line
+from freemad.sandbox.process import CommandResult, run_command
 
 # What the container runtime's own CLI needs to reach its daemon; never passed into the container.
 RUNTIME_ENV = (
@@ -31,90 +25,6 @@ RUNTIME_ENV = (
 )
 _PROBE_TIMEOUT = 10.0
 _KILL_TIMEOUT = 15.0
-
-
-class ContainerSpec(Protocol):
-    """The container settings a sandbox needs; `freemad.config.evolve.ContainerConfig` fits."""
-
-    @property
-    def enabled(self) -> bool: ...
-    @property
-    def runtime(self) -> str: ...
-    @property
-    def image(self) -> str | None: ...
-
-
-class Sandbox(Protocol):
-    """Runs one command with the isolation in force, and says what that isolation is."""
-
-    def run(self, argv: Sequence[str], cwd: Path, timeout: float) -> CommandResult: ...
-
-    def describe(self) -> list[str]:
-        """One plain sentence per kind of isolation in force."""
-        ...
-
-    def problem(self) -> str | None:
-        """None when commands can run; else why they cannot, one line."""
-        ...
-
-
-@functools.cache
-def die_with_parent() -> list[str]:
-    """The argv prefix that kills a stage when FREE-MAD itself dies (kill -9 included), so a
-    killed run leaves no stage running on; [] where `setpriv --pdeathsig` is not available."""
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        return []
-    try:
-        probe = subprocess.run(
-            [setpriv, "--pdeathsig", "KILL", "--", "true"],
-            capture_output=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    return [setpriv, "--pdeathsig", "KILL", "--"] if probe.returncode == 0 else []
-
-
-def _passthrough_line(names: Sequence[str], base: str, alone: str) -> str:
-    return f"environment: {base} plus passthrough {', '.join(names)}" if names else alone
-
-
-class HostSandbox:
-    """Commands run on this host as the current user, in a network namespace when asked."""
-
-    def __init__(self, network: bool, env_passthrough: Sequence[str]) -> None:
-        self.network = network
-        self.env_passthrough = tuple(env_passthrough)
-
-    def _prefix(self) -> list[str]:
-        return ([] if self.network else network_isolation()) + die_with_parent()
-
-    def run(self, argv: Sequence[str], cwd: Path, timeout: float) -> CommandResult:
-        return run_command(
-            argv, cwd, timeout, env_passthrough=self.env_passthrough, prefix=self._prefix()
-        )
-
-    def describe(self) -> list[str]:
-        if self.network:
-            network = "network: on, stages can reach the network"
-        elif network_isolation():
-            network = "network: off, each stage in a network namespace of its own (unshare -n)"
-        else:
-            network = (
-                "network: off requested, but this system cannot give a process its own"
-                " network namespace: stages CAN reach the network"
-            )
-        base = ", ".join(ENV_ALLOWLIST)
-        return [
-            "judge stages run on this host as you (no container)",
-            network,
-            _passthrough_line(self.env_passthrough, base, f"environment: {base} only"),
-        ]
-
-    def problem(self) -> str | None:
-        return None
 
 
 class ContainerSandbox:
@@ -165,7 +75,14 @@ class ContainerSandbox:
     def _refuse(self, argv: Sequence[str], why: str, started: float) -> CommandResult:
         return CommandResult(list(argv), None, "", why, False, time.monotonic() - started)
 
-    def run(self, argv: Sequence[str], cwd: Path, timeout: float) -> CommandResult:
+    kind = "container"
+
+    def agent_argv(
+        self, argv: Sequence[str], cwd: Path, view: View, own: Sequence[str]
+    ) -> list[str]:
+        return [*die_with_parent(), *argv]  # on the host: the agent's login is there
+
+    def run(self, argv: Sequence[str], cwd: Path, timeout: float, view: View) -> CommandResult:
         started = time.monotonic()
         problem = self.problem()
         if problem is not None:
@@ -205,7 +122,7 @@ class ContainerSandbox:
             f"judge stages run in a {self.runtime} container (image {self.image})"
             " with only the worktree mounted, at /work",
             network,
-            _passthrough_line(
+            passthrough_line(
                 self.env_passthrough,
                 "the image's own",
                 "environment: the image's own, none passed in",
@@ -213,13 +130,3 @@ class ContainerSandbox:
         ]
         problem = self.problem()
         return [*lines, f"unusable: {problem}"] if problem else lines
-
-
-def make_sandbox(
-    network: bool, env_passthrough: Sequence[str], container: ContainerSpec | None
-) -> Sandbox:
-    """The sandbox the settings ask for; ValueError when a passthrough name looks like a secret."""
-    command_env(env_passthrough)  # raises on a secret-looking name, before anything runs
-    if container is not None and container.enabled:
-        return ContainerSandbox(network, env_passthrough, container.runtime, container.image)
-    return HostSandbox(network, env_passthrough)

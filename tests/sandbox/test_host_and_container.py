@@ -1,4 +1,4 @@
-"""The judge sandbox, with real processes: network namespace, environment, timeouts, containers."""
+"""The host and container sandboxes, with real processes: network namespace, environment, timeouts, containers."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 from freemad.config.evolve import ContainerConfig
-from freemad.debate.validation import network_isolation
-from freemad.evolve import sandbox as sandbox_module
-from freemad.evolve.sandbox import ContainerSandbox, HostSandbox, make_sandbox
-from freemad.tasks.policy import ENV_ALLOWLIST
+from freemad.sandbox import View, code_sandbox
+from freemad.sandbox import host as sandbox_module
+from freemad.sandbox.container import ContainerSandbox
+from freemad.sandbox.host import HostSandbox, network_isolation
+from freemad.sandbox.process import ENV_ALLOWLIST
 
 no_namespace = pytest.mark.skipif(
     not network_isolation(), reason="this system cannot give a process its own network namespace"
@@ -65,8 +66,8 @@ def _connect(port: int) -> list[str]:
 @no_namespace
 def test_a_network_off_stage_cannot_reach_even_loopback(tmp_path, listener):
     argv = _connect(listener)
-    isolated = make_sandbox(False, [], None).run(argv, tmp_path, 60)
-    open_net = make_sandbox(True, [], None).run(argv, tmp_path, 60)
+    isolated = code_sandbox("host", False, [], None).run(argv, tmp_path, 60, View())
+    open_net = code_sandbox("host", True, [], None).run(argv, tmp_path, 60, View())
     assert open_net.exit_code == 0, open_net.stderr
     assert isolated.exit_code not in (0, None)
     assert "Error" in isolated.stderr
@@ -75,21 +76,21 @@ def test_a_network_off_stage_cannot_reach_even_loopback(tmp_path, listener):
 
 @no_namespace
 def test_describe_says_each_stage_gets_a_network_namespace():
-    lines = make_sandbox(False, ["FREEMAD_TEST_SETTING"], None).describe()
-    assert lines[0] == "judge stages run on this host as you (no container)"
+    lines = code_sandbox("host", False, ["FREEMAD_TEST_SETTING"], None).describe()
+    assert lines[0].startswith("sandbox: none (security.sandbox: host)")
     assert "network namespace of its own (unshare -n)" in lines[1]
     assert (
         lines[2] == f"environment: {', '.join(ENV_ALLOWLIST)} plus passthrough FREEMAD_TEST_SETTING"
     )
-    assert make_sandbox(True, [], None).problem() is None
+    assert code_sandbox("host", True, [], None).problem() is None
 
 
 def test_without_a_namespace_describe_warns_and_stages_still_run(tmp_path, monkeypatch):
     monkeypatch.setattr(sandbox_module, "network_isolation", list)
-    box = make_sandbox(False, [], None)
+    box = code_sandbox("host", False, [], None)
     assert "stages CAN reach the network" in box.describe()[1]
     assert box.describe()[2].endswith("TMPDIR only")
-    assert box.run([sys.executable, "-c", "print('ran')"], tmp_path, 60).stdout == "ran\n"
+    assert box.run([sys.executable, "-c", "print('ran')"], tmp_path, 60, View()).stdout == "ran\n"
 
 
 @pytest.mark.parametrize("network", [False, True])
@@ -98,8 +99,8 @@ def test_a_stage_sees_only_the_allowlist_and_passthrough(tmp_path, monkeypatch, 
     monkeypatch.setenv("FREEMAD_TEST_SETTING", "kept")
     monkeypatch.setenv("FREEMAD_TEST_OTHER", "not-listed")
     code = "import json, os; print(json.dumps(dict(os.environ)))"
-    box = make_sandbox(network, ["FREEMAD_TEST_SETTING", "FREEMAD_TEST_ABSENT"], None)
-    result = box.run([sys.executable, "-c", code], tmp_path, 60)
+    box = code_sandbox("host", network, ["FREEMAD_TEST_SETTING", "FREEMAD_TEST_ABSENT"], None)
+    result = box.run([sys.executable, "-c", code], tmp_path, 60, View())
     seen = json.loads(result.stdout)
     allowed = {*ENV_ALLOWLIST, "FREEMAD_TEST_SETTING", "LC_CTYPE"}  # Python may coerce LC_CTYPE
     assert set(seen) <= allowed
@@ -110,9 +111,9 @@ def test_a_stage_sees_only_the_allowlist_and_passthrough(tmp_path, monkeypatch, 
 
 def test_a_secret_looking_passthrough_is_refused_when_the_sandbox_is_made():
     with pytest.raises(ValueError, match="FREEMAD_TEST_TOKEN looks like a secret"):
-        make_sandbox(False, ["FREEMAD_TEST_TOKEN"], None)
+        code_sandbox("host", False, ["FREEMAD_TEST_TOKEN"], None)
     with pytest.raises(ValueError, match="looks like a secret"):
-        make_sandbox(True, ["GITHUB_TOKEN"], Container())
+        code_sandbox("host", True, ["GITHUB_TOKEN"], Container())
 
 
 def _wait_gone(pid: int) -> bool:
@@ -133,16 +134,16 @@ def _wait_gone(pid: int) -> bool:
 def test_a_timed_out_stage_takes_its_background_children_with_it(tmp_path, network):
     # Through unshare too: it execs the stage, so the stage's group is still the one killed.
     argv = ["sh", "-c", "sleep 60 & echo $!; sleep 60"]
-    result = make_sandbox(network, [], None).run(argv, tmp_path, 1.0)
+    result = code_sandbox("host", network, [], None).run(argv, tmp_path, 1.0, View())
     assert result.timed_out
     assert result.argv == argv
     assert _wait_gone(int(result.stdout.split()[0]))
 
 
 def test_a_disabled_container_means_the_host_sandbox():
-    assert isinstance(make_sandbox(False, [], Container(enabled=False)), HostSandbox)
+    assert isinstance(code_sandbox("host", False, [], Container(enabled=False)), HostSandbox)
     config = ContainerConfig(enabled=True, runtime="podman", image="alpine")
-    assert isinstance(make_sandbox(False, [], config), ContainerSandbox)
+    assert isinstance(code_sandbox("host", False, [], config), ContainerSandbox)
 
 
 def _marker_command(folder: Path) -> list[str]:
@@ -153,11 +154,11 @@ def test_a_missing_runtime_fails_closed_without_running_on_the_host(tmp_path, mo
     empty = tmp_path / "bin"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
-    box = make_sandbox(False, [], Container(runtime="podman"))
+    box = code_sandbox("host", False, [], Container(runtime="podman"))
     problem = box.problem()
     assert problem is not None
     assert problem.startswith("container runtime podman not found on PATH")
-    result = box.run(_marker_command(tmp_path), tmp_path, 60)
+    result = box.run(_marker_command(tmp_path), tmp_path, 60, View())
     assert result.exit_code is None
     assert not result.ok()
     assert problem in result.stderr
@@ -204,9 +205,9 @@ def test_a_container_stage_mounts_only_the_worktree_and_has_no_network(tmp_path,
     monkeypatch.setenv("DOCKER_HOST", "unix:///fake/docker.sock")
     worktree = tmp_path / "worktree"
     worktree.mkdir()
-    box = make_sandbox(False, ["FREEMAD_TEST_SETTING", "FREEMAD_TEST_ABSENT"], Container())
+    box = code_sandbox("host", False, ["FREEMAD_TEST_SETTING", "FREEMAD_TEST_ABSENT"], Container())
     assert box.problem() is None
-    result = box.run(["python", "-m", "pytest", "-q", "tests"], worktree, 60)
+    result = box.run(["python", "-m", "pytest", "-q", "tests"], worktree, 60, View())
     assert result.ok(), result.stderr
     assert result.stdout == "in the container\n"
     assert result.argv == ["python", "-m", "pytest", "-q", "tests"]
@@ -234,9 +235,9 @@ def test_a_container_stage_mounts_only_the_worktree_and_has_no_network(tmp_path,
 
 def test_a_container_stage_with_network_on_keeps_the_default_network(tmp_path, monkeypatch):
     log = _fake_docker(tmp_path, monkeypatch)
-    box = make_sandbox(True, [], Container())
-    assert box.run(["true"], tmp_path, 60).ok()
-    assert box.run(["true"], tmp_path, 60).ok()
+    box = code_sandbox("host", True, [], Container())
+    assert box.run(["true"], tmp_path, 60, View()).ok()
+    assert box.run(["true"], tmp_path, 60, View()).ok()
     calls = _calls(log)
     assert [call["argv"][0] for call in calls] == ["info", "run", "run"]  # probed once
     assert all("--network" not in call["argv"] for call in calls)
@@ -245,7 +246,9 @@ def test_a_container_stage_with_network_on_keeps_the_default_network(tmp_path, m
 
 def test_a_timed_out_container_is_killed_by_name(tmp_path, monkeypatch):
     log = _fake_docker(tmp_path, monkeypatch)
-    result = make_sandbox(False, [], Container()).run(["sleep", "60"], tmp_path, 1.0)
+    result = code_sandbox("host", False, [], Container()).run(
+        ["sleep", "60"], tmp_path, 1.0, View()
+    )
     assert result.timed_out
     _info, run, kill = _calls(log)
     assert kill["argv"] == ["kill", run["argv"][3]]
@@ -253,12 +256,12 @@ def test_a_timed_out_container_is_killed_by_name(tmp_path, monkeypatch):
 
 def test_an_unreachable_runtime_fails_closed(tmp_path, monkeypatch):
     log = _fake_docker(tmp_path, monkeypatch, info_fails=True)
-    box = make_sandbox(False, [], Container())
+    box = code_sandbox("host", False, [], Container())
     assert box.problem() == (
         "docker is installed but not reachable"
         " (docker info failed: Cannot connect to the Docker daemon at unix:///nowhere)"
     )
-    result = box.run(_marker_command(tmp_path), tmp_path, 60)
+    result = box.run(_marker_command(tmp_path), tmp_path, 60, View())
     assert result.exit_code is None
     assert "not reachable" in result.stderr
     assert not (tmp_path / "ran-on-host").exists()
@@ -266,7 +269,7 @@ def test_an_unreachable_runtime_fails_closed(tmp_path, monkeypatch):
 
 
 def test_a_container_without_an_image_fails_closed(tmp_path):
-    box = make_sandbox(False, [], Container(image=None))
+    box = code_sandbox("host", False, [], Container(image=None))
     assert box.problem() == "docker container has no image; set judge.container.image"
-    assert box.run(_marker_command(tmp_path), tmp_path, 60).exit_code is None
+    assert box.run(_marker_command(tmp_path), tmp_path, 60, View()).exit_code is None
     assert not (tmp_path / "ran-on-host").exists()

@@ -1,0 +1,156 @@
+"""The store is the truth for a run's lineage: refs and the repository's own settings checked
+against it, and repaired, before every step and before any push.
+
+A worker never sees the user's `.git` in a sandbox. Where it runs on the host on purpose, it
+could move the run's branch to an unjudged commit, forge a version tag, or add a hook, a filter
+or a credential helper to the repository's config for FREE-MAD's own git to run. Each of those is
+found here, undone, and reported as tampering in one line that names what changed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from freemad.evolve.lineage import branch_name, tag_name
+from freemad.workspace.git import commit_of, open_repo
+
+
+@dataclass(frozen=True, slots=True)
+class Tampering:
+    """One ref or file that is not what the store or the snapshot says."""
+
+    what: str
+    found: str
+    expected: str
+
+    def line(self) -> str:
+        return f"{self.what} is {self.found}, expected {self.expected}"
+
+
+def _short(commit: str | None) -> str:
+    return commit[:12] if commit else "absent"
+
+
+def check_refs(
+    repo_root: Path,
+    run_id: str,
+    admitted: Mapping[int, str],
+    before_baseline: bool,
+    pending: tuple[int, str] | None,
+    *,
+    repair: bool,
+) -> list[Tampering]:
+    """The run's branch and `evolve/<run>/v*` tags against the admitted versions {version: commit};
+    with `repair`, every difference is undone. Before the baseline is admitted, `admitted` is
+    {0: seed} and no tag is expected yet.
+
+    `pending` is an admission recorded as judged but not yet as a version: its tag and the
+    branch at its commit are a crash's leftovers, rolled forward later, not tampering.
+    """
+    found: list[Tampering] = []
+    branch = f"refs/heads/{branch_name(run_id)}"
+    tip = admitted[max(admitted)]
+    allowed_tips = {tip} | ({pending[1]} if pending else set())
+    expected_tags = {} if before_baseline else {tag_name(run_id, v): c for v, c in admitted.items()}
+    if pending is not None:
+        expected_tags.setdefault(tag_name(run_id, pending[0]), pending[1])
+    with open_repo(repo_root) as repo:
+        current = commit_of(repo, branch)
+        if current not in allowed_tips:
+            found.append(Tampering(f"branch {branch_name(run_id)}", _short(current), _short(tip)))
+            if repair:
+                repo.git.update_ref("-m", "freemad: undo tampering", branch, tip)
+        listing = str(
+            repo.git.for_each_ref(
+                "--format=%(refname)%00%(objectname)%00%(*objectname)",
+                f"refs/tags/evolve/{run_id}/",
+            )
+        )
+        seen: set[str] = set()
+        for line in filter(None, listing.splitlines()):
+            ref, direct, peeled = line.split("\0")
+            name = ref.removeprefix("refs/tags/")
+            seen.add(name)
+            points = peeled or direct
+            want = expected_tags.get(name)
+            if points == want:
+                continue
+            found.append(Tampering(f"tag {name}", _short(points), _short(want)))
+            if repair:
+                if want is None:
+                    repo.git.update_ref("-d", ref)
+                else:
+                    repo.git.update_ref(ref, want)
+        for name, want in expected_tags.items():
+            if name not in seen and (pending is None or name != tag_name(run_id, pending[0])):
+                found.append(Tampering(f"tag {name}", "absent", _short(want)))
+                if repair:
+                    repo.git.update_ref(f"refs/tags/{name}", want, "")
+    return found
+
+
+# What in a repository's git folder makes git run a program: its config (filters, hooks path,
+# fsmonitor, credential helpers, url rewrites), its hooks, and its attributes.
+_WATCHED_FILES = ("config", "config.worktree", "info/attributes")
+
+
+@dataclass(frozen=True, slots=True)
+class GitFolderSnapshot:
+    """The bytes of what in `.git` can make FREE-MAD's own git run code, taken at a run's start."""
+
+    files: dict[Path, bytes | None]
+    hooks: tuple[Path, ...]
+
+    @classmethod
+    def take(cls, *folders: Path) -> GitFolderSnapshot:
+        files: dict[Path, bytes | None] = {}
+        hooks: list[Path] = []
+        for folder in folders:
+            for name in _WATCHED_FILES:
+                files[folder / name] = _read(folder / name)
+            hook_dir = folder / "hooks"
+            hooks.append(hook_dir)
+            if hook_dir.is_dir():
+                for entry in sorted(hook_dir.iterdir()):
+                    files[entry] = _read(entry)
+        return cls(files, tuple(hooks))
+
+    def check(self, *, repair: bool) -> list[Tampering]:
+        """What changed since the snapshot; with `repair`, put back as it was."""
+        found: list[Tampering] = []
+        present = dict(self.files)
+        for hook_dir in self.hooks:
+            if hook_dir.is_dir():
+                for entry in hook_dir.iterdir():
+                    present.setdefault(entry, None)
+        for path, before in sorted(present.items()):
+            now = _read(path)
+            if now == before:
+                continue
+            state = "absent" if now is None else "changed"
+            found.append(Tampering(str(path), state, "absent" if before is None else "unchanged"))
+            if repair:
+                _put_back(path, before)
+        return found
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        if path.is_symlink():
+            return b"symlink:" + os.readlink(path).encode()
+        return path.read_bytes() if path.is_file() else (b"folder" if path.exists() else None)
+    except OSError:
+        return None
+
+
+def _put_back(path: Path, before: bytes | None) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)
+    if before is not None and not before.startswith((b"symlink:", b"folder")):
+        path.write_bytes(before)

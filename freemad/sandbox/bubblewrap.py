@@ -1,0 +1,193 @@
+"""The Linux sandbox: bubblewrap (`bwrap`), the one Flatpak and the agent CLIs themselves use.
+
+Every call gets a PID namespace of its own (whatever it starts, `setsid` or not, dies with it and
+with FREE-MAD), no capabilities, the whole file system read-only (so toolchains stay usable
+wherever they live), a private /tmp, the `View`'s writable folders, and neither credential stores
+nor any agent's login. Code calls without network also get a network namespace of their own and
+a seccomp filter that refuses Unix-domain sockets; agent CLIs keep the network and their own login.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from freemad.sandbox.base import AGENT_HOMES, CREDENTIAL_STORES, View
+from freemad.sandbox.process import ENV_ALLOWLIST, CommandResult, command_env, run_command
+from freemad.sandbox.seccomp import filter_fd, unix_socket_filter
+
+_PROBE_TIMEOUT = 10.0
+# Inside the sandbox: private folders, empty at each call (not the host's shared ones).
+_PRIVATE_TMP = "/tmp"  # noqa: S108
+_PRIVATE_FOLDERS = ("/var/tmp", "/dev/shm")  # noqa: S108
+# Folders of sockets that reach the host's services (Docker, D-Bus, SSH and GPG agents).
+_RUNTIME_DIRS = ("/run/user", "/var/run/user")
+_DAEMON_SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/podman", "/run/containerd")
+
+
+@functools.cache
+def probe(program: str) -> str | None:
+    """None when the bubblewrap at `program` can make a sandbox here; else why not, one line."""
+    argv = [program, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    argv += ["--unshare-pid", "--unshare-net", "--die-with-parent", "--cap-drop", "ALL", "true"]
+    try:
+        result = subprocess.run(argv, capture_output=True, timeout=_PROBE_TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap cannot run here ({exc})"
+    if result.returncode != 0:
+        lines = result.stderr.decode(errors="replace").strip().splitlines()
+        return (
+            f"bubblewrap cannot make a sandbox here ({lines[-1] if lines else 'no reason given'})"
+        )
+    return None
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+class BubblewrapSandbox:
+    """Calls run under `bwrap`; see the module's docstring for what each profile gets."""
+
+    kind = "bubblewrap"
+
+    def __init__(
+        self, network: bool, env_passthrough: Sequence[str], program: str | None = None
+    ) -> None:
+        self.network = network
+        self.env_passthrough = tuple(env_passthrough)
+        self.program = program or shutil.which("bwrap") or ""
+        self.unix_filter = None if network else unix_socket_filter()
+
+    def problem(self) -> str | None:
+        if not self.program:
+            return "bubblewrap (bwrap) is not installed"
+        return probe(self.program)
+
+    # --- the command line -----------------------------------------------------------------------
+
+    def _base(self, *, code: bool) -> list[str]:
+        args = [self.program, "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+        args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+        if code and not self.network:
+            args.append("--unshare-net")
+        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", _PRIVATE_TMP]
+        for folder in _PRIVATE_FOLDERS:
+            if Path(folder).is_dir() and not Path(folder).is_symlink():
+                args += ["--tmpfs", folder]
+        return args
+
+    def _hide(self, paths: Sequence[Path]) -> list[str]:
+        """Empty, throw-away folders over hidden folders; /dev/null over anything else. A path
+        is hidden where it really is, so a symlink to it leads to the empty place too."""
+        args: list[str] = []
+        seen: set[Path] = set()
+        for path in paths:
+            place = _real(path)
+            if place in seen or not place.exists():
+                continue
+            seen.add(place)
+            args += (
+                ["--tmpfs", str(place)] if place.is_dir() else ["--ro-bind", os.devnull, str(place)]
+            )
+        return args
+
+    def _home_hidden(self, own: Sequence[str]) -> list[Path]:
+        home = Path.home()
+        if home == Path("/") or not home.is_dir():
+            return []
+        mine = {Path(home, entry.rstrip("/")) for entry in own}
+        stores = [home / entry for entry in (*CREDENTIAL_STORES, *AGENT_HOMES)]
+        return [store for store in stores if store not in mine]
+
+    def _view(self, view: View) -> list[str]:
+        args: list[str] = []
+        for folder in view.writable:
+            place = str(_real(folder))
+            args += ["--bind", place, place]
+        for path in view.read_only:
+            if os.path.lexists(path) and not Path(path).is_symlink():
+                place = str(_real(path))
+                args += ["--ro-bind", place, place]
+        return args
+
+    def code_argv(self, cwd: Path, view: View) -> list[str]:
+        """bwrap's own words for a code call, up to and including `--`."""
+        args = self._base(code=True)
+        args += ["--tmpfs", "/run"] if Path("/run").is_dir() else []
+        args += self._hide([*self._home_hidden(()), *view.hidden])
+        args += self._view(view)
+        args += ["--chdir", str(_real(cwd)), "--setenv", "TMPDIR", _PRIVATE_TMP]
+        return args
+
+    def agent_argv(
+        self, argv: Sequence[str], cwd: Path, view: View, own: Sequence[str]
+    ) -> list[str]:
+        home = Path.home()
+        args = self._base(code=False)
+        runtime = [Path(p) for p in _RUNTIME_DIRS]
+        if os.environ.get("XDG_RUNTIME_DIR"):
+            runtime.append(Path(os.environ["XDG_RUNTIME_DIR"]))
+        sockets = [Path(p) for p in _DAEMON_SOCKETS]
+        args += self._hide([*runtime, *sockets, *self._home_hidden(own), *view.hidden])
+        for entry in own:
+            place = home / entry.rstrip("/")
+            if entry.endswith("/") and not os.path.lexists(place):
+                place.mkdir(parents=True, exist_ok=True)  # a login folder the CLI would make itself
+            if os.path.lexists(place):
+                args += ["--bind", str(_real(place)), str(place)]
+        args += self._view(view)
+        args += ["--chdir", str(_real(cwd)), "--setenv", "TMPDIR", _PRIVATE_TMP]
+        args += ["--unsetenv", "SSH_AUTH_SOCK", "--unsetenv", "GPG_AGENT_INFO", "--"]
+        return [*args, *argv]
+
+    # --- running ------------------------------------------------------------------------------
+
+    def run(self, argv: Sequence[str], cwd: Path, timeout: float, view: View) -> CommandResult:
+        problem = self.problem()
+        if problem is not None:
+            return CommandResult(list(argv), None, "", f"not run: {problem}", False, 0.0)
+        with self._filter() as fds:
+            prefix = self.code_argv(cwd, view)
+            if fds:
+                prefix += ["--seccomp", str(fds[0])]
+            env = command_env(self.env_passthrough)
+            return run_command(argv, cwd, timeout, prefix=[*prefix, "--"], env=env, pass_fds=fds)
+
+    @contextlib.contextmanager
+    def _filter(self) -> Iterator[tuple[int, ...]]:
+        if self.unix_filter is None:
+            yield ()
+            return
+        fd = filter_fd(self.unix_filter)
+        try:
+            yield (fd,)
+        finally:
+            os.close(fd)
+
+    def describe(self) -> list[str]:
+        if self.network:
+            network = "network: on (judge.network), code can reach the network"
+        else:
+            sockets = (
+                "Unix sockets refused by a seccomp filter"
+                if self.unix_filter
+                else "Unix socket folders hidden (no seccomp filter for this machine)"
+            )
+            network = f"network: off, each call in a network namespace of its own; {sockets}"
+        lines = [
+            "sandbox: bubblewrap; every call in a PID namespace of its own (all it starts dies"
+            " with it), no capabilities, the file system read-only but its worktree and a"
+            " private /tmp, the repository's .git hidden",
+            network,
+            "credential stores (~/.ssh, ~/.config, ~/.aws, ~/.netrc, ...) and agent logins hidden"
+            " from code; an agent CLI sees only its own login folder, and keeps the network",
+            "environment: " + ", ".join((*ENV_ALLOWLIST, *self.env_passthrough)),
+        ]
+        problem = self.problem()
+        return [*lines, f"unusable: {problem}"] if problem else lines

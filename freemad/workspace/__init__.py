@@ -1,0 +1,1 @@
+"""Where agents' work lands: the write and command policy, and git on the user's repositories."""
