@@ -32,6 +32,7 @@ def main() -> None:
         "evolve_iteration": [],
         "evolve_runtime_cost": [],
         "site_build": [],
+        "sandbox_cost": [],
     }
     combined: dict[str, Any] = {"machine": machine()}
     for name, extra in scripts.items():

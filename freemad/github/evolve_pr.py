@@ -21,7 +21,7 @@ from freemad.config.models import FreemadConfig
 from freemad.core.evolve_state import EvolveState, Status
 from freemad.errors import ConfigError, FreemadError, UsageError
 from freemad.evolve.chart import format_number
-from freemad.evolve.lineage import branch_name
+from freemad.evolve.lineage import branch_name, tag_name
 from freemad.evolve.report import trajectory_rows
 from freemad.evolve.runtime import EvolveRunner, StepSink
 from freemad.github.forge import Forge, PullRequestRef
@@ -138,10 +138,16 @@ def refuse_fork(pr: PullRequestInfo) -> None:
     )
 
 
-def push_lineage(workspace: Path, remote: str, run_id: str) -> None:
-    """Push the run's branch and its version tags to `remote`, fast-forward only."""
-    branch, tags = f"refs/heads/{branch_name(run_id)}", f"refs/tags/evolve/{run_id}/"
-    push_refs(workspace, remote, [f"{branch}:{branch}", f"{tags}*:{tags}*"])
+def push_lineage(workspace: Path, remote: str, state: EvolveState) -> None:
+    """Push the run's admitted versions to `remote`, fast-forward only: the branch at the
+    incumbent and a tag per version, each named by the commit the store admitted, never by the
+    local refs (a worker may have moved those)."""
+    if not state.versions:
+        return
+    branch = f"refs/heads/{branch_name(state.run_id)}"
+    specs = [f"{state.versions[-1].commit}:{branch}"]
+    specs += [f"{v.commit}:refs/tags/{tag_name(state.run_id, v.version)}" for v in state.versions]
+    push_refs(workspace, remote, specs)
 
 
 def fetch_lineage(
@@ -214,8 +220,14 @@ class _Job:
     def _publish(self) -> None:
         """Push the lineage, then open the draft PR or bring its description up to date."""
         assert self.run_id is not None
-        push_lineage(self.workspace, self.remote, self.run_id)
         state = self.runner.state(self.run_id)
+        tampered = self.runner.check_lineage(state)
+        if tampered:
+            raise FreemadError(
+                f"evolve run {self.run_id}: its lineage was tampered with, nothing pushed: "
+                + "; ".join(t.line() for t in tampered)
+            )
+        push_lineage(self.workspace, self.remote, state)
         events = [(e.kind, e.data) for e in self.store.events(self.run_id)]
         body = pull_body(self.pr, state, events)
         if self.pull is None:

@@ -243,3 +243,37 @@ def test_a_push_someone_else_raced_is_refused_in_one_line(origin: Origin) -> Non
     assert "refused refs/heads/freemad/evolve/" in message and "never force-pushes" in message
     assert "\n" not in message
     assert origin.forge.calls_to("open_pull_request") == []
+
+
+def test_a_moved_branch_and_a_forged_tag_are_never_pushed(origin: Origin) -> None:
+    """A worker (here on the host, in-process) that moves the run's branch to a commit of its own
+    and forges a version tag: the run stops as tampered, and origin only ever gets admitted ones."""
+    workspace = origin.clone("job1")
+    forged: list[str] = []
+
+    def tamper(worktree: Path) -> None:
+        (worktree / "calc.py").write_text(calc(20)["calc.py"])
+        run_id = worktree.name
+        git(worktree, "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qam", "unjudged")
+        unjudged = git(worktree, "rev-parse", "HEAD")
+        git(worktree, "update-ref", f"refs/heads/freemad/evolve/{run_id}", unjudged)
+        git(worktree, "tag", f"evolve/{run_id}/v9", unjudged)
+        forged.append(unjudged)
+
+    worker = Worker("worker", [calc(30), tamper])
+    result = start(origin, workspace, worker, stop={"max_iterations": 3})
+
+    assert (result.status, result.stop_reason) == ("stopped", "tampered")
+    assert result.versions == (0, 1)
+    [unjudged] = forged
+    branch = f"refs/heads/freemad/evolve/{result.run_id}"
+    pushed = origin.ref(branch)
+    assert pushed == git(workspace, "rev-parse", f"evolve/{result.run_id}/v1")
+    assert origin.refs(f"refs/tags/evolve/{result.run_id}/") == [
+        f"refs/tags/evolve/{result.run_id}/v{n}" for n in (0, 1)
+    ]
+    missing = subprocess.run(["git", "cat-file", "-e", unjudged], cwd=origin.bare, check=False)
+    assert missing.returncode != 0, "the unjudged commit reached origin"
+    # The local refs are back where the store says, the forged tag gone.
+    assert git(workspace, "rev-parse", branch) == pushed
+    assert git(workspace, "tag", "--list", f"evolve/{result.run_id}/v9") == ""

@@ -28,7 +28,10 @@ def request() -> dict[str, object]:
     prompt = sys.stdin.read()
     _, _, tail = prompt.rpartition("Task request JSON:")
     start = tail.find("{")
-    value, _ = json.JSONDecoder().raw_decode(tail, start)
+    try:
+        value, _ = json.JSONDecoder().raw_decode(tail, max(start, 0))
+    except ValueError:
+        return {}
     return value if isinstance(value, dict) else {}
 
 
@@ -142,6 +145,8 @@ def attack_linger(marker: str) -> None:
 def main() -> int:
     attack, marker = sys.argv[1], sys.argv[2]
     req = request()
+    if attack == "linger":
+        attack_linger(marker)
     Path("slow_sum.py").write_text(WRONG)
     if attack == "daemon":
         attack_daemon(marker)
@@ -153,8 +158,6 @@ def main() -> int:
         attack_refs(marker, str(req.get("run_id", "")))
     elif attack == "pytest":
         attack_pytest(marker)
-    elif attack == "linger":
-        attack_linger(marker)
     print(json.dumps({"content": f"made slow_sum faster ({attack})"}))
     return 0
 
