@@ -15,9 +15,17 @@ import yaml
 
 from freemad.agents.base import CallRequest, CallResult, CallStatus
 from freemad.config import FreemadConfig, parse_config
+from freemad.sandbox.bubblewrap import BubblewrapSandbox
 
 MOCK_AGENT = str(Path(sys.executable).parent / "freemad-mock-agent")
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+BWRAP_PROBLEM = BubblewrapSandbox(False, ()).problem()
+# Tests that are not about the sandbox run under bubblewrap where it runs, as users' runs do,
+# and on the host (on purpose, as a config would say) where it cannot, so they still run there.
+SANDBOX = "auto" if BWRAP_PROBLEM is None else "host"
+needs_bwrap = pytest.mark.skipif(
+    BWRAP_PROBLEM is not None, reason=f"bubblewrap cannot run here: {BWRAP_PROBLEM}"
+)
 
 
 def mock_agent(agent_id: str, *args: str, **extra: Any) -> dict[str, Any]:
@@ -34,6 +42,7 @@ def make_config(agents: Iterable[dict[str, Any]], **sections: Any) -> FreemadCon
     allowed = {a["cli_command"].split()[0] for a in data["agents"] if "cli_command" in a}
     security = dict(data["security"])
     security.setdefault("cli_allowed_commands", sorted(allowed))
+    security.setdefault("sandbox", SANDBOX)
     data["security"] = security
     data.setdefault("output", {"save_transcript": False})
     return parse_config(yaml.safe_dump(data))

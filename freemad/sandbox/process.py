@@ -100,6 +100,15 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+def _exit_watch(pid: int) -> int | None:
+    """A pidfd that turns readable when `pid` exits (Linux 5.3+), so the wait wakes at once
+    instead of at the next poll; None where there is none, and polling does."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
 def _collect(proc: subprocess.Popen[bytes], timeout: float) -> tuple[_Tail, _Tail, bool]:
     """Read both pipes until the command ends or its time is up; its whole group dies either way."""
     assert proc.stdout is not None and proc.stderr is not None
@@ -107,9 +116,13 @@ def _collect(proc: subprocess.Popen[bytes], timeout: float) -> tuple[_Tail, _Tai
     deadline = time.monotonic() + timeout
     timed_out = finished = False
     drain_until = 0.0
-    with selectors.DefaultSelector() as selector:
+    watch = _exit_watch(proc.pid)
+    with selectors.DefaultSelector() as selector, contextlib.ExitStack() as closing:
         selector.register(proc.stdout, selectors.EVENT_READ, out)
         selector.register(proc.stderr, selectors.EVENT_READ, err)
+        if watch is not None:
+            closing.callback(os.close, watch)
+            selector.register(watch, selectors.EVENT_READ, None)
         while True:
             now = time.monotonic()
             exited = finished or _leader_exited(proc.pid)
@@ -117,12 +130,16 @@ def _collect(proc: subprocess.Popen[bytes], timeout: float) -> tuple[_Tail, _Tai
                 timed_out, finished = not exited, True
                 _kill_group(proc.pid)  # background children do not outlive the command
                 drain_until = now + _DRAIN_GRACE
-            if finished and (not selector.get_map() or now >= drain_until):
+            streams = [key for key in selector.get_map().values() if key.data is not None]
+            if finished and (not streams or now >= drain_until):
                 break
             if not selector.get_map():
                 time.sleep(_POLL)
                 continue
             for key, _ in selector.select(_POLL):
+                if key.data is None:  # the leader exited: decided at the top of the loop
+                    selector.unregister(key.fileobj)
+                    continue
                 chunk = os.read(key.fd, 65536)
                 if chunk:
                     key.data.add(chunk)

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.conftest import SANDBOX
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 FREEMAD = str(BIN / "freemad")
@@ -96,6 +98,9 @@ def make_runs(root: Path) -> Runs:
     )
     toy = root / "toy"
     shutil.copytree(ROOT / "examples/evolve_toy", toy, ignore=shutil.ignore_patterns(".freemad"))
+    if SANDBOX == "host":  # no bubblewrap here: the pages need a run all the same
+        config = toy / "evolve.yaml"
+        config.write_text(config.read_text().replace("security:\n", "security:\n  sandbox: host\n"))
     git_repo(toy, env)
     evolve = json.loads(
         run(FREEMAD, "evolve", "start", "--config", "evolve.yaml", EVOLVE_GOAL, cwd=toy, env=env)

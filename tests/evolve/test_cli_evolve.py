@@ -14,7 +14,11 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.conftest import needs_bwrap
 from tests.evolve.runs import git
+
+# The examples as users run them: under bubblewrap, which their configs ask for (auto).
+pytestmark = needs_bwrap
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 BIN = Path(sys.executable).parent

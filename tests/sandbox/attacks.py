@@ -19,17 +19,15 @@ import yaml
 
 from freemad.config.load import parse_config
 from freemad.evolve.runtime import EvolveRunner, open_store
-from freemad.sandbox.bubblewrap import BubblewrapSandbox
 from freemad.store import SqliteStore
+from tests.conftest import needs_bwrap
+
+__all__ = ["needs_bwrap"]
 
 PROJECT = Path(__file__).resolve().parents[2]
 HOSTILE = Path(__file__).with_name("hostile_worker.py")
 PY = sys.executable
 
-needs_bwrap = pytest.mark.skipif(
-    BubblewrapSandbox(False, ()).problem() is not None,
-    reason=f"bubblewrap cannot run here: {BubblewrapSandbox(False, ()).problem()}",
-)
 
 PYTEST_SUM = """def slow_sum(n):
     if n < 0:

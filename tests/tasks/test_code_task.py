@@ -19,6 +19,7 @@ import yaml
 from freemad.config import parse_config
 from freemad.store import SqliteStore
 from freemad.tasks.runtime import TaskRunner
+from tests.conftest import SANDBOX
 
 PY = sys.executable
 CHECK = (
@@ -54,7 +55,7 @@ def runner(
     tmp_path: Path,
     implementer: str,
     planner: str = mock("--approve"),
-    sandbox: str = "auto",
+    sandbox: str = SANDBOX,
     **policy: Any,
 ) -> tuple[TaskRunner, SqliteStore]:
     data = {
