@@ -62,7 +62,7 @@ PRESETS: dict[AgentType, Preset] = {
         mode_flags=dict.fromkeys(_DEBATE_MODES, ("--tools", "", "--max-turns", "1")),
         output="claude_json",
         env=(("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),),
-        home=(".claude/", ".claude.json"),
+        home=(".claude/",),  # in a sandbox, ~/.claude.json moves in (CLAUDE_CONFIG_DIR)
     ),
     AgentType.OPENAI_CODEX: Preset(
         flags=(

@@ -186,8 +186,14 @@ class Variation:
         return actions
 
     async def _debate(self, requirement: str, worktree: Path) -> DebateResult:
+        """A planning or directions debate among the same agents that work as the worker, so
+        sandboxed like the worker wherever bubblewrap runs."""
         rounds = self.evolve.variation.debate_rounds
-        return await arun_debate(requirement, self.config, rounds=rounds, agents=self.given_ports)
+        config = self.config
+        if self.agent_box.kind == "bubblewrap" and not config.security.sandbox_agents:
+            security = config.security.model_copy(update={"sandbox_agents": True})
+            config = config.model_copy(update={"security": security})
+        return await arun_debate(requirement, config, rounds=rounds, agents=self.given_ports)
 
     def _cli(self, agent_id: str, worktree: Path, view: View) -> AgentPort:
         agent = next(a for a in self.config.agents if a.id == agent_id)

@@ -4,10 +4,12 @@ repairing what it broke, and making or recovering the worktree itself after a cr
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import shutil
 import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,17 +18,30 @@ import git
 from freemad.errors import FreemadError
 from freemad.workspace.git import COMMIT_CONFIG
 
+_REMOVE_TRIES = 5
+
 
 def remove_path(path: Path) -> None:
-    """Remove a file, symlink or folder; a symlink is never followed."""
+    """Remove a file, symlink or folder; a symlink is never followed.
+
+    A folder something still writes into (on the host, a worker's daemon can) is tried again a
+    few times before the error goes up."""
     if not path.is_dir() or path.is_symlink():
         path.unlink(missing_ok=True)
         return
-    try:
-        shutil.rmtree(path)
-    except PermissionError:
-        tidy(path, modes=True)  # a worker's read-only folders
-        shutil.rmtree(path)
+    for attempt in range(_REMOVE_TRIES):
+        try:
+            shutil.rmtree(path)
+            return
+        except PermissionError:
+            tidy(path, modes=True)  # a worker's read-only folders
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            if exc.errno != errno.ENOTEMPTY or attempt == _REMOVE_TRIES - 1:
+                raise
+            time.sleep(0.01)
+    shutil.rmtree(path)
 
 
 def remove_from_disk(worktree: Path, path: str) -> list[str]:

@@ -28,6 +28,11 @@ _PRIVATE_FOLDERS = ("/var/tmp", "/dev/shm")  # noqa: S108
 # Folders of sockets that reach the host's services (Docker, D-Bus, SSH and GPG agents).
 _RUNTIME_DIRS = ("/run/user", "/var/run/user")
 _DAEMON_SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/podman", "/run/containerd")
+# The variable that moves a CLI's config file into its login folder. claude keeps ~/.claude.json
+# beside its folder and saves it through a lock folder and a temporary file next to it, which a
+# read-only home refuses (EROFS: its settings are never saved); told CLAUDE_CONFIG_DIR, it keeps
+# all of it inside that folder.
+_CONFIG_DIR_VARIABLES = {".claude": "CLAUDE_CONFIG_DIR"}
 
 
 @functools.cache
@@ -141,6 +146,8 @@ class BubblewrapSandbox:
                 place.mkdir(parents=True, exist_ok=True)  # a login folder the CLI would make itself
             if os.path.lexists(place):
                 args += ["--bind", str(_real(place)), str(place)]
+                variable = _CONFIG_DIR_VARIABLES.get(entry.rstrip("/"))
+                args += ["--setenv", variable, str(place)] if variable else []
         args += self._view(view)
         args += ["--chdir", str(_real(cwd)), "--setenv", "TMPDIR", _PRIVATE_TMP]
         args += ["--unsetenv", "SSH_AUTH_SOCK", "--unsetenv", "GPG_AGENT_INFO", "--"]

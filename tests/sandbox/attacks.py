@@ -29,15 +29,6 @@ HOSTILE = Path(__file__).with_name("hostile_worker.py")
 PY = sys.executable
 
 
-PYTEST_SUM = """def slow_sum(n):
-    if n < 0:
-        raise ValueError("n must be >= 0")
-    total = 0
-    for i in range(n):
-        for _ in range(i):
-            total += 1
-    return total
-"""
 PYTEST_BENCH = """import json, sys, time
 sys.path.insert(0, "")
 from slow_sum import slow_sum
@@ -97,7 +88,7 @@ def pytest_repo(root: Path) -> Path:
     """A repository judged the way docs/evolve.md shows: `python -m pytest -q tests`."""
     repo = root / "pyrepo"
     (repo / "tests").mkdir(parents=True)
-    (repo / "slow_sum.py").write_text(PYTEST_SUM)
+    shutil.copy(PROJECT / "examples" / "evolve_toy" / "slow_sum.py", repo / "slow_sum.py")
     (repo / "tests" / "test_sum.py").write_text(PYTEST_TESTS)
     (repo / "bench.py").write_text(PYTEST_BENCH)
     (repo / ".gitignore").write_text(".freemad/\n__pycache__/\n.pytest_cache/\n")

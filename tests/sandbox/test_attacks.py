@@ -48,12 +48,17 @@ def only_the_seed(tmp_path: Path, repo: Path, attack: str, marker: str, **option
     assert tip == state.seed_commit
 
 
+JUDGES = {"toy": (toy_repo, toy_judge), "pytest": (pytest_repo, pytest_judge)}
+
+
 @needs_bwrap
-def test_a_daemon_that_rewrites_the_protected_check_dies_with_the_call(
-    tmp_path: Path, marker: str
+@pytest.mark.parametrize("judged_by", JUDGES)
+def test_a_daemon_that_rewrites_the_protected_tests_dies_with_the_call(
+    tmp_path: Path, marker: str, judged_by: str
 ) -> None:
-    repo = toy_repo(tmp_path)
-    only_the_seed(tmp_path, repo, "daemon", marker, sandbox="auto", judge=toy_judge())
+    make_repo, judge = JUDGES[judged_by]
+    repo = make_repo(tmp_path)
+    only_the_seed(tmp_path, repo, "daemon", marker, sandbox="auto", judge=judge())
     assert none_left(marker), "the worker's daemon outlived its call"
 
 
@@ -65,17 +70,18 @@ def test_in_host_mode_the_daemon_attack_is_real(tmp_path: Path, marker: str) -> 
     with store:
         state = run.start("make slow_sum fast")
     assert [v.version for v in state.versions] == [0, 1]
-    assert (
-        git(repo, "show", f"{state.versions[1].commit}:tests/check.py") == "import sys\nsys.exit(0)"
-    )
+    committed = git(repo, "show", f"{state.versions[1].commit}:tests/check.py")
+    assert committed != git(repo, "show", "HEAD:tests/check.py")  # caught mid-rewrite or after
 
 
 @needs_bwrap
+@pytest.mark.parametrize("judged_by", JUDGES)
 def test_a_pth_file_in_the_judges_site_packages_cannot_be_written(
-    tmp_path: Path, marker: str
+    tmp_path: Path, marker: str, judged_by: str
 ) -> None:
-    repo = toy_repo(tmp_path)
-    only_the_seed(tmp_path, repo, "pth", marker, sandbox="auto", judge=toy_judge())
+    make_repo, judge = JUDGES[judged_by]
+    repo = make_repo(tmp_path)
+    only_the_seed(tmp_path, repo, "pth", marker, sandbox="auto", judge=judge())
     assert not any(Path(f, f"freemad_attack_{marker}.pth").exists() for f in site.getsitepackages())
 
 
