@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import git
+
 from freemad.evolve.lineage import branch_name, tag_name
-from freemad.workspace.git import commit_of, open_repo
+from freemad.workspace.git import candidate_environment, commit_of, open_repo
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,9 +97,35 @@ def check_refs(
     return found
 
 
-# What in a repository's git folder makes git run a program: its config (filters, hooks path,
-# fsmonitor, credential helpers, url rewrites), its hooks, and its attributes.
-_WATCHED_FILES = ("config", "config.worktree", "info/attributes")
+# What in a repository's git folder makes git run a program or send what it holds elsewhere: its
+# config, its hooks, and its attributes. In the config only these keys count, so a person's own
+# `git config user.name` during a run is no tampering; any change to a hook or the attributes is.
+_CONFIG_FILES = ("config", "config.worktree")
+_WATCHED_FILES = (*_CONFIG_FILES, "info/attributes")
+_RISKY_KEYS = (
+    "filter.",
+    "core.hookspath",
+    "core.fsmonitor",
+    "core.attributesfile",
+    "core.sshcommand",
+    "core.gitproxy",
+    "core.askpass",
+    "core.pager",
+    "core.editor",
+    "credential.",
+    "url.",
+    "include.",
+    "includeif.",
+    "diff.",
+    "merge.",
+    "remote.",
+    "http.",
+    "protocol.",
+    "uploadpack.",
+    "gpg.",
+    "sequence.",
+    "alias.",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,13 +159,35 @@ class GitFolderSnapshot:
                     present.setdefault(entry, None)
         for path, before in sorted(present.items()):
             now = _read(path)
-            if now == before:
+            if now == before or (path.name in _CONFIG_FILES and _risky(now) == _risky(before)):
                 continue
             state = "absent" if now is None else "changed"
             found.append(Tampering(str(path), state, "absent" if before is None else "unchanged"))
             if repair:
                 _put_back(path, before)
         return found
+
+
+def _risky(config: bytes | None) -> frozenset[bytes] | None:
+    """The entries of a git config file (its text) whose keys make git run or send something."""
+    if config is None:
+        return None
+    program = git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git"
+    listed = subprocess.run(
+        [program, "config", "--file", "-", "--list", "-z"],
+        input=config,
+        capture_output=True,
+        env={**os.environ, **candidate_environment()},
+        check=False,
+    )
+    if listed.returncode != 0:  # unreadable to git: counts as a change of every key
+        return frozenset({b"unparseable:" + config})
+    entries = (entry for entry in listed.stdout.split(b"\0") if entry)
+    return frozenset(
+        e
+        for e in entries
+        if e.split(b"\n", 1)[0].decode(errors="replace").lower().startswith(_RISKY_KEYS)
+    )
 
 
 def _read(path: Path) -> bytes | None:

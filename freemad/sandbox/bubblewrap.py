@@ -121,10 +121,22 @@ class BubblewrapSandbox:
                 args += ["--ro-bind", place, place]
         return args
 
+    def _services(self) -> list[Path]:
+        """Where sockets to the host's services live: the user's runtime folders and the
+        container daemons' sockets. (All of /run goes for code without network; with network,
+        /run stays, since /etc/resolv.conf may lead into it.)"""
+        places = [Path(p) for p in (*_RUNTIME_DIRS, *_DAEMON_SOCKETS)]
+        if os.environ.get("XDG_RUNTIME_DIR"):
+            places.append(Path(os.environ["XDG_RUNTIME_DIR"]))
+        return places
+
     def code_argv(self, cwd: Path, view: View) -> list[str]:
         """bwrap's own words for a code call, up to and including `--`."""
         args = self._base(code=True)
-        args += ["--tmpfs", "/run"] if Path("/run").is_dir() else []
+        if not self.network and Path("/run").is_dir():
+            args += ["--tmpfs", "/run"]
+        else:
+            args += self._hide(self._services())
         args += self._hide([*self._home_hidden(()), *view.hidden])
         args += self._view(view)
         args += ["--chdir", str(_real(cwd)), "--setenv", "TMPDIR", _PRIVATE_TMP]
@@ -135,11 +147,7 @@ class BubblewrapSandbox:
     ) -> list[str]:
         home = Path.home()
         args = self._base(code=False)
-        runtime = [Path(p) for p in _RUNTIME_DIRS]
-        if os.environ.get("XDG_RUNTIME_DIR"):
-            runtime.append(Path(os.environ["XDG_RUNTIME_DIR"]))
-        sockets = [Path(p) for p in _DAEMON_SOCKETS]
-        args += self._hide([*runtime, *sockets, *self._home_hidden(own), *view.hidden])
+        args += self._hide([*self._services(), *self._home_hidden(own), *view.hidden])
         for entry in own:
             place = home / entry.rstrip("/")
             if entry.endswith("/") and not os.path.lexists(place):

@@ -47,9 +47,12 @@ class Stepper:
         self.policy = config.task.tool_policy
         mode = config.security.sandbox
         self.sandbox: Sandbox = code_sandbox(mode, self.policy.command_network)
-        self.agent_box: Sandbox | None = None
-        if workspace is not None or config.security.sandbox_agents:
-            self.agent_box = agent_sandbox(mode)  # a code task's agents edit files
+        self.agent_box = agent_sandbox(mode)
+
+    def agent_sandbox_for(self, state: TaskState) -> Sandbox | None:
+        """A code task's agents edit files: they run in the sandbox, in a worktree or in place."""
+        sandboxed = state.task_type == "code" or self.config.security.sandbox_agents
+        return self.agent_box if sandboxed else None
 
     def view(self, state: TaskState) -> View:
         """What a task's agents and commands may touch: its workdir; never the repository's .git."""
@@ -213,6 +216,6 @@ class Stepper:
             agent,
             max_output_bytes=max_output,
             workdir=str(self.workdir(state)),
-            sandbox=self.agent_box,
+            sandbox=self.agent_sandbox_for(state),
             view=self.view(state),
         )
