@@ -21,8 +21,10 @@ import yaml
 from freemad.agents.base import CallRequest
 from freemad.agents.subprocess_agent import CliAgent
 from freemad.config.models import AgentConfig, Mode
+from freemad.debate.runtime import run_debate
 from freemad.sandbox import View, agent_sandbox, code_sandbox
 from freemad.store import SqliteStore
+from tests.conftest import MOCK_AGENT, make_config, mock_agent
 from tests.sandbox.attacks import (
     HOSTILE,
     PROJECT,
@@ -250,3 +252,21 @@ def test_resume_while_a_task_runs_is_refused(tmp_path: Path, marker: str) -> Non
     finally:
         process.kill()
         process.communicate()
+
+
+def test_debate_agents_run_sandboxed_when_asked(tmp_path: Path, marker: str) -> None:
+    """security.sandbox_agents: each debate agent in the agent profile; a daemon one of them
+    starts is gone with its call, and the debate still has a winner."""
+    daemon_then_answer = (
+        f"import subprocess, sys; subprocess.run([sys.executable, '-c', {DAEMON!r}, {marker!r}]); "
+        "print('SOLUTION: 42'); print('REASONING: because'); print('DECISION: KEEP')"
+    )
+    agents = [mock_agent("m1"), mock_agent("m2")]
+    agents.append({"id": "d", "cli_command": f"{PY} -c {_quoted(daemon_then_answer)}"})
+    config = make_config(
+        agents, security={"sandbox_agents": True, "cli_allowed_commands": [MOCK_AGENT, PY]}
+    )
+    result = run_debate("What is six times seven?", config, rounds=1)
+    assert result.status == "completed", result.error
+    assert "d" in result.holders_history[0], "the daemon's agent answered in round 0"
+    assert none_left(marker), "a debate agent's daemon outlived its call"
