@@ -19,7 +19,8 @@ import yaml
 from freemad.config import parse_config
 from freemad.store import SqliteStore
 from freemad.tasks.runtime import TaskRunner
-from tests.conftest import SANDBOX
+from tests.conftest import SANDBOX, needs_bwrap
+from tests.sandbox.attacks import kill_marked, new_marker, none_left
 
 PY = sys.executable
 CHECK = (
@@ -254,3 +255,28 @@ def test_kill_9_during_execute_never_reruns_a_finished_item(tmp_path: Path, repo
     assert calls.count("first") == 1, calls
     assert [e.data["item_id"] for e in events if e.kind == "item_done"] == ["first", "second"]
     store.close()
+
+
+@needs_bwrap
+def test_a_daemon_a_command_starts_is_gone_when_the_command_ends(
+    tmp_path: Path, repo: Path
+) -> None:
+    """Both kinds of task command (the implementer's and verification) run in the sandbox: a
+    double-forked, setsid daemon either starts dies with its command."""
+    marker = new_marker()
+    daemon = (
+        "import os, sys, time; os.fork() and sys.exit(0); os.setsid(); "
+        "os.fork() and sys.exit(0); time.sleep(60)"
+    )
+    command = f"{PY} -c {shlex.quote(daemon)} {marker}"
+    coder = mock("--write", "src/calc.py=def add(a, b): return a + b", "--command", command)
+    tasks, store = runner(tmp_path, coder, verification_commands=[CHECK, command])
+    try:
+        state = tasks.start("code", "Add calc.add", repo)
+        assert state.status.value == "completed", state.question
+        (done,) = [e for e in store.events(state.task_id) if e.kind == "item_done"]
+        assert done.data["commands"][0]["exit_code"] == 0
+        assert none_left(marker), "a task command's daemon outlived it"
+    finally:
+        kill_marked(marker)
+        store.close()
