@@ -110,6 +110,29 @@ def test_every_action_used_is_pinned_to_a_commit_with_its_version_beside_it() ->
                 assert re.search(r"@[0-9a-f]{40} # v\d+\.\d+\.\d+$", line), f"{path.name}: {line}"
 
 
+# The first release of each action on Node 24: GitHub has removed Node 20 from its runners.
+# (upload-pages-artifact is a composite action; v5 is the first on upload-artifact v7, Node 24.)
+FIRST_ON_NODE_24 = {
+    "actions/checkout": 5,
+    "actions/setup-python": 6,
+    "actions/deploy-pages": 5,
+    "actions/upload-pages-artifact": 5,
+}
+
+
+def test_every_action_used_runs_on_node_24() -> None:
+    for path in [ACTION, *workflow_files()]:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            found = re.search(r"uses:\s*([\w.-]+/[\w.-]+)@[0-9a-f]{40} # v(\d+)\.", line)
+            if found is None:
+                continue
+            action, major = found.group(1), int(found.group(2))
+            assert action in FIRST_ON_NODE_24, f"{path.name}: is {action} on Node 24?"
+            assert major >= FIRST_ON_NODE_24[action], (
+                f"{path.name}: {action} v{major} runs on Node 20"
+            )
+
+
 def test_every_job_has_its_own_permissions_and_a_time_limit() -> None:
     for path in workflow_files():
         workflow = load(path)
@@ -143,7 +166,13 @@ def test_the_freemad_workflow_is_reusable_and_triggered_directly() -> None:
     )
     assert set(call["outputs"]) == OUTPUTS
     job = workflow["jobs"]["freemad"]
-    assert job["concurrency"] == {"group": CONCURRENCY, "cancel-in-progress": False}
+    # Queued, never cancelled: without `queue: max` GitHub keeps one pending job per group and
+    # cancels the older pending one, so a third command on a busy issue would be lost.
+    assert job["concurrency"] == {
+        "group": CONCURRENCY,
+        "cancel-in-progress": False,
+        "queue": "max",
+    }
     assert job["permissions"] == {
         "contents": "write",
         "issues": "write",
@@ -153,6 +182,9 @@ def test_the_freemad_workflow_is_reusable_and_triggered_directly() -> None:
     assert "freemad:" in job["if"]
     checkout = job["steps"][0]["with"]
     assert checkout["fetch-depth"] == 0
+    # The default branch for every event: a labelled pull request's merge commit (the checkout's
+    # own default there) would let the pull request supply the config and its agents' commands.
+    assert checkout["ref"] == "${{ github.event.repository.default_branch }}"
     # The action step passes only inputs the action has, and the outputs come from it.
     action_step = next(s for s in job["steps"] if s.get("id") == "freemad")
     assert set(action_step["with"]) <= INPUTS
@@ -162,6 +194,13 @@ def test_the_freemad_workflow_is_reusable_and_triggered_directly() -> None:
 
 def test_the_pages_workflow_builds_the_site_from_the_state_branch_and_deploys_it() -> None:
     workflow = load(WORKFLOWS / "pages.yml")
+    on = triggers(workflow)
+    # A push to freemad-state never starts it (that branch holds no workflow file, and the
+    # github-pages environment refuses other branches): the end of a FREE-MAD job does.
+    assert "push" not in on
+    assert on["workflow_run"] == {"workflows": ["FREE-MAD"], "types": ["completed"]}
+    assert load(WORKFLOWS / "freemad.yml")["name"] == "FREE-MAD"
+    assert {"schedule", "workflow_dispatch"} <= set(on)
     build, deploy = workflow["jobs"]["build"], workflow["jobs"]["deploy"]
     scripts = "\n".join(step.get("run", "") for step in build["steps"])
     assert "freemad-state" in scripts
