@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
 
 from freemad.errors import ConfigError
+from freemad.github.pulls import web_url_of
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_STATE_DIR = ".freemad/bot"
@@ -49,9 +50,7 @@ class BotSettings(BaseModel):
         {repo}, else the web host of the API (api.github.com -> github.com; GHES's /api/v3 off)."""
         if self.git_url:
             return self.git_url.replace("{repo}", repo)
-        api = self.github_api_url.rstrip("/")
-        host = api.replace("://api.github.com", "://github.com").removesuffix("/api/v3")
-        return f"{host}/{repo}.git"
+        return f"{web_url_of(self.github_api_url)}/{repo}.git"
 
     @property
     def auth_mode(self) -> Literal["token", "app"]:

@@ -59,11 +59,16 @@ def run_delivery(settings: BotSettings, delivery: Delivery, forge: Forge, claim:
     """What a job does: the delivery through the router, on the runs of `settings.run_store`."""
     from freemad.bot.run_store import job_store
     from freemad.config import default_config, load_config
+    from freemad.github.pulls import web_url_of
     from freemad.github.router import Router, Settings
 
     config = load_config(settings.config_path) if settings.config_path else default_config()
     pages = (config.github.pages_url or "").rstrip("/")
-    routing = Settings(workspace=settings.state_dir, checkout=False)
+    routing = Settings(
+        workspace=settings.state_dir,
+        checkout=False,
+        web_url=web_url_of(settings.github_api_url),
+    )
     if pages:
         routing.run_url = lambda kind, run_id: f"{pages}/runs/{run_id}.html"
     with job_store(settings, config, delivery.repo, lambda: _token(settings, delivery, forge)) as (

@@ -23,6 +23,7 @@ from freemad.config.models import FreemadConfig
 from freemad.errors import FreemadError, UsageError
 from freemad.github import workflow_io as io
 from freemad.github.forge import Forge, RecordingForge
+from freemad.github.pulls import web_url_of
 from freemad.github.router import Outcome, Router, Settings
 from freemad.store import SqliteStore
 
@@ -225,6 +226,8 @@ def _settings(config: FreemadConfig, environ: Mapping[str, str], workspace: Path
         if pages
         else Settings().run_url,
         workspace=workspace,
+        web_url=environ.get("GITHUB_SERVER_URL")
+        or web_url_of(environ.get("GITHUB_API_URL") or "https://api.github.com"),
     )
 
 

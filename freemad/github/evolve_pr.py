@@ -26,6 +26,7 @@ from freemad.evolve.report import trajectory_rows
 from freemad.evolve.runtime import EvolveRunner, StepSink
 from freemad.github.forge import Forge, PullRequestRef
 from freemad.github.publish import fetch_refs, is_ancestor, local_repo, push_refs
+from freemad.github.pulls import BranchOnly, open_or_explain
 from freemad.markdown import code_span, escape_markdown, one_line
 from freemad.store import Store
 from freemad.workspace.git import commit_of
@@ -58,6 +59,7 @@ class EvolveOnPr:
     branch: str
     pull_request: PullRequestRef | None  # the draft PR; None while nothing beyond v0 is admitted
     body: str  # the draft PR's description as last written ("" without one)
+    refused: BranchOnly | None = None  # GitHub refused the job a pull request: where to open it
 
 
 class ForkRefused(UsageError):
@@ -76,6 +78,7 @@ def start_evolve(
     ports: Mapping[str, AgentPort] | None = None,
     worktrees_dir: Path | None = None,
     on_step: StepSink | None = None,
+    web_url: str = "https://github.com",
 ) -> EvolveOnPr:
     """Start an evolve run from the head of `pr` and carry it until it waits, pauses or ends.
 
@@ -84,6 +87,7 @@ def start_evolve(
     """
     refuse_fork(pr)
     job = _Job(config, store, forge, pr, workspace, remote, ports, worktrees_dir, on_step)
+    job.web_url = web_url
     _fetch_commit(workspace, remote, pr.head_sha, pr)
     return job.finish(job.runner.start(goal))
 
@@ -102,6 +106,7 @@ def resume_evolve(
     ports: Mapping[str, AgentPort] | None = None,
     worktrees_dir: Path | None = None,
     on_step: StepSink | None = None,
+    web_url: str = "https://github.com",
 ) -> EvolveOnPr:
     """Carry a run on in a later job: with a person's `answer`, their `decline`, or as it is.
 
@@ -111,6 +116,7 @@ def resume_evolve(
     if decline and answer is not None:
         raise UsageError("give either an answer or decline, not both")
     job = _Job(config, store, forge, pr, workspace, remote, ports, worktrees_dir, on_step)
+    job.web_url = web_url
     runner = job.runner
     state = runner.state(run_id)
     job.run_id = run_id
@@ -207,6 +213,8 @@ class _Job:
         self.workspace, self.remote, self.on_step = root, remote, on_step
         self.run_id: str | None = None
         self.pull: PullRequestRef | None = None
+        self.refused: BranchOnly | None = None
+        self.web_url = "https://github.com"
         self.shown = ""
 
     def _step(self, kind: str, data: dict[str, Any]) -> None:
@@ -234,16 +242,22 @@ class _Job:
             self.pull = self.forge.find_pull_request(
                 self.pr.repo, head=state.branch, base=self.pr.head_ref
             )
-        if self.pull is None:
-            self.pull = self.forge.open_pull_request(
+        if self.pull is None and self.refused is None:
+            opened = open_or_explain(
+                self.forge,
                 self.pr.repo,
                 head=state.branch,
                 base=self.pr.head_ref,
                 title=f"FREE-MAD evolve: {one_line(state.goal, 60)}",
                 body=body,
                 draft=True,
+                web_url=self.web_url,
             )
-        elif body != self.shown:
+            if isinstance(opened, BranchOnly):
+                self.refused = opened  # asked once a job: the branch is pushed all the same
+            else:
+                self.pull = opened
+        elif self.pull is not None and body != self.shown:
             self.forge.edit_pull_request(self.pr.repo, self.pull.number, body=body)
         self.shown = body
 
@@ -259,6 +273,7 @@ class _Job:
             branch=state.branch,
             pull_request=self.pull,
             body=self.shown,
+            refused=self.refused,
         )
 
 

@@ -145,6 +145,9 @@ class RecordingForge:
     dispatches: list[tuple[str, str, str, dict[str, str]]] = field(default_factory=list)
     details: dict[tuple[str, int], PullRequestDetails] = field(default_factory=dict)
     issues: dict[tuple[str, int], IssueDetails] = field(default_factory=dict)
+    # The repository settings GitHub checks when a job's token opens a pull request.
+    actions_may_open_pulls: bool = True
+    drafts_supported: bool = True
     _failures: dict[str, list[Exception]] = field(default_factory=dict)
     _next_id: int = 1000
 
@@ -209,12 +212,16 @@ class RecordingForge:
             body=body,
             draft=draft,
         )
+        where = f"GitHub answered {{}} to POST /repos/{repo}/pulls: "
+        if not self.actions_may_open_pulls:
+            message = "GitHub Actions is not permitted to create or approve pull requests."
+            raise ForgeError(where.format(403) + message, status=403)
+        if draft and not self.drafts_supported:
+            message = "Draft pull requests are not supported in this repository."
+            raise ForgeError(where.format(422) + message, status=422)
         if self._open_pull(repo, head, base) is not None:
-            raise ForgeError(
-                f"GitHub answered 422 to POST /repos/{repo}/pulls: "
-                f"A pull request already exists for {head}.",
-                status=422,
-            )
+            message = f"A pull request already exists for {head}."
+            raise ForgeError(where.format(422) + message, status=422)
         number = self._new_id()
         ref = PullRequestRef(number, f"{self.web_url}/{repo}/pull/{number}")
         self.pulls[(repo, number)] = _FakePull(repo, head, base, title, body, draft, ref)

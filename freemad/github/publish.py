@@ -21,6 +21,7 @@ from freemad.config.models import FreemadConfig
 from freemad.core.tasks import Status, TaskState
 from freemad.errors import FreemadError, UsageError
 from freemad.github.forge import Forge, ForgeError, PullRequestRef
+from freemad.github.pulls import BranchOnly, open_or_explain
 from freemad.markdown import code_span, escape_markdown, escape_markdown_block, one_line
 from freemad.store import Store
 from freemad.workspace.git import COMMIT_CONFIG, commit_of, open_checkout
@@ -128,9 +129,11 @@ def publish_task(
     base: str,
     remote: str = "origin",
     issue: int | None = None,
-) -> PullRequestRef:
+    web_url: str = "https://github.com",
+) -> PullRequestRef | BranchOnly:
     """Push an approved code task's work as its branch and open a pull request into `base`, once:
-    an open pull request from that branch into `base` is returned as it is."""
+    an open pull request from that branch into `base` is returned as it is. Where GitHub refuses
+    the job a pull request, the pushed branch and the setting to change (`pulls.BranchOnly`)."""
     from freemad.tasks.runtime import TaskRunner
 
     _check_id(task_id)
@@ -154,8 +157,15 @@ def publish_task(
     title = f"FREE-MAD: {one_line(state.goal, 80)}"
     body = task_pull_body(state, issue=issue)
     try:
-        return forge.open_pull_request(
-            repo, head=branch, base=base, title=title, body=body, draft=False
+        return open_or_explain(
+            forge,
+            repo,
+            head=branch,
+            base=base,
+            title=title,
+            body=body,
+            draft=False,
+            web_url=web_url,
         )
     except ForgeError as exc:
         if exc.status == 422:  # another job opened it a moment ago

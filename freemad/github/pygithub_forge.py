@@ -36,6 +36,7 @@ from freemad.github.forge import (
     PullRequestDetails,
     PullRequestRef,
 )
+from freemad.github.pulls import ACTIONS_MAY_NOT_CREATE, SETTING
 from freemad.redact import RedactingFilter, Redactor
 
 log = logging.getLogger("freemad.github")
@@ -62,6 +63,14 @@ HINTS = {
     403: "the token lacks a permission this needs (issues, pull-requests or actions: write)",
     404: "the repository, issue, comment or workflow does not exist, or the token cannot see it",
 }
+
+
+def _hint(status: int, message: str) -> str | None:
+    """What to change: a 403 that is the repository's setting, not the token's permissions,
+    names the setting."""
+    if status == 403 and ACTIONS_MAY_NOT_CREATE.lower() in message.lower():
+        return f"turn on {SETTING}"
+    return HINTS.get(status)
 
 
 class _TokenMask(RedactingFilter):
@@ -234,7 +243,7 @@ class PyGithubForge:
                     status=exc.status,
                     method=method,
                     path=path,
-                    hint=HINTS.get(exc.status),
+                    hint=_hint(exc.status, message),
                 )
                 cause: Exception = exc
             except (requests.ConnectionError, requests.Timeout) as exc:

@@ -35,6 +35,7 @@ from freemad.github.events import (
 )
 from freemad.github.evolve_pr import PullRequestInfo
 from freemad.github.forge import Forge, ForgeError
+from freemad.github.pulls import BranchOnly
 from freemad.github.routing import label_mode, route
 from freemad.store import Store
 
@@ -53,6 +54,7 @@ class Settings:
     run_url: Callable[[str, str], str | None] = lambda kind, run_id: None
     workspace: Path = field(default_factory=Path.cwd)  # the checkout code tasks branch from
     checkout: bool = True  # False: no checkout of the repository here (the bot's local worker)
+    web_url: str = "https://github.com"  # GitHub's web address (a server's on GHES)
 
 
 @dataclass
@@ -284,14 +286,17 @@ class Router:
         except FreemadError as exc:
             return self.reply(thread, "refused_by_run", login=login, reason=exc.one_line())
         comment.refresh()
-        if published:
-            self.reply(thread, "published", login=login, url=published)
+        if isinstance(published, BranchOnly):
+            reason = published.reason
+            self.reply(thread, "branch_only", login=login, url=published.html_url, reason=reason)
+        elif published:
+            self.reply(thread, "published", login=login, url=published.html_url)
         return Outcome(
             "steered",
             command.verb,
             run_id=task_id,
             status=state.status.value,
-            comment_url=published,
+            comment_url=published.html_url if published else None,
             summary=comment.shown,
         )
 

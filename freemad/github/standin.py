@@ -113,6 +113,11 @@ class StandIn:
         self.issues: dict[tuple[str, int], dict[str, Any]] = {}
         self.dispatches: list[dict[str, Any]] = []
         self.rate_remaining = 5000
+        # The repository settings GitHub checks when a job's token opens a pull request: "Allow
+        # GitHub Actions to create and approve pull requests" (off by default), and drafts (not
+        # on every plan for private repositories).
+        self.actions_may_open_pulls = True
+        self.drafts_supported = True
         self._faults: list[_Fault] = []
         self._numbers: dict[str, int] = {}
         self._ids = itertools.count(1)
@@ -293,6 +298,14 @@ class StandIn:
         for field in ("head", "base", "title"):
             if not isinstance(data.get(field), str):
                 return _invalid("PullRequest", "missing_field", field)
+        if not self.actions_may_open_pulls:
+            return 403, {
+                **_message("GitHub Actions is not permitted to create or approve pull requests."),
+                "documentation_url": "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
+            }
+        if data.get("draft") and not self.drafts_supported:
+            message = "Draft pull requests are not supported in this repository."
+            return _invalid("PullRequest", "custom", "draft", message)
         owner = repo.split("/", 1)[0]
         label = data["head"] if ":" in data["head"] else f"{owner}:{data['head']}"
         open_ones = self._list_pulls("GET", repo, "", None, {"head": label, "base": data["base"]})

@@ -15,7 +15,9 @@ from freemad.core.untrusted import clean
 from freemad.errors import FreemadError
 from freemad.github.comments import render_evolve
 from freemad.github.evolve_pr import EvolveOnPr, PullRequestInfo, resume_evolve, start_evolve
+from freemad.github.forge import PullRequestRef
 from freemad.github.publish import publish_task, stash_task_branch
+from freemad.github.pulls import BranchOnly
 from freemad.markdown import escape_markdown
 
 if TYPE_CHECKING:
@@ -60,6 +62,7 @@ def start(
             router.settings.workspace,
             ports=router.ports,
             on_step=step,
+            web_url=router.settings.web_url,
         )
     except FreemadError as exc:
         shown = escape_markdown(exc.one_line(), 500)  # may quote branch names from the PR
@@ -116,6 +119,7 @@ def steer(router: Router, thread: Thread, link: dict[str, Any], command: Command
             answer=text,
             decline=verb == "decline",
             ports=router.ports,
+            web_url=router.settings.web_url,
         )
     except FreemadError as exc:
         return router.reply(thread, "refused_by_run", reason=exc.one_line())
@@ -138,9 +142,9 @@ def after_task_step(router: Router, task_id: str, task_type: str) -> None:
         stash_task_branch(router.settings.workspace, task_id)
 
 
-def publish(router: Router, thread: Thread, task_id: str) -> str:
-    """The pull request of an approved code task: its URL."""
-    pull = publish_task(
+def publish(router: Router, thread: Thread, task_id: str) -> PullRequestRef | BranchOnly:
+    """The pull request of an approved code task, or the pushed branch GitHub refused one for."""
+    return publish_task(
         router.config,
         router.store,
         router.forge,
@@ -149,5 +153,5 @@ def publish(router: Router, thread: Thread, task_id: str) -> str:
         router.settings.workspace,
         base=thread.default_branch,
         issue=thread.number,
+        web_url=router.settings.web_url,
     )
-    return pull.html_url

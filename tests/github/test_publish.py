@@ -18,6 +18,7 @@ from freemad.config import FreemadConfig, parse_config
 from freemad.errors import UsageError
 from freemad.github.forge import RecordingForge
 from freemad.github.publish import publish_task, stash_task_branch
+from freemad.github.pulls import BranchOnly
 from freemad.github.pygithub_forge import PyGithubForge
 from freemad.github.standin import StandIn
 from freemad.store import SqliteStore
@@ -135,6 +136,23 @@ def test_publishing_waits_for_approval_then_opens_one_pr(job: Job) -> None:
 
     again = publish_task(job.config, job.store, forge, REPO, task_id, later, base="main")
     assert again == pull and len(forge.calls_to("open_pull_request")) == 1
+
+
+def test_where_actions_may_not_open_prs_the_branch_is_pushed_and_linked(job: Job) -> None:
+    workspace = job.clone("job1")
+    task_id = job.code_task(workspace)
+    tip = stash_task_branch(workspace, task_id)
+    TaskRunner(job.config, job.store).approve(task_id, "publish")
+    forge = RecordingForge(actions_may_open_pulls=False)
+    later = job.clone("job2")
+
+    result = publish_task(job.config, job.store, forge, REPO, task_id, later, base="main")
+
+    branch = f"freemad/task/{task_id}"
+    assert isinstance(result, BranchOnly)
+    assert result.compare_url == f"https://github.com/{REPO}/compare/main...{branch}?expand=1"
+    assert "Workflow permissions" in result.reason
+    assert job.refs(f"refs/heads/{branch}") == {f"refs/heads/{branch}": tip}  # pushed all the same
 
 
 def test_a_task_that_did_not_complete_or_plan_cannot_be_published(job: Job) -> None:
