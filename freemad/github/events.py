@@ -33,11 +33,16 @@ class User(_Payload):
     type: str = "User"
 
 
+# GitHub's webhook schemas (@octokit/openapi-webhooks) allow several user objects to be null (a
+# deleted account, a "ghost") and leave some fields out of some actions: the models ask no more
+# than the schemas promise (tests/github/test_webhook_contract.py holds them to it).
+
+
 class Repository(_Payload):
     id: int
     name: str
     full_name: str
-    owner: User
+    owner: User | None = None
     default_branch: str
     private: bool
     html_url: str
@@ -49,7 +54,7 @@ class Installation(_Payload):
 
 
 class Label(_Payload):
-    name: str
+    name: str = ""
 
 
 class PullRequestRef(_Payload):
@@ -63,9 +68,9 @@ class Issue(_Payload):
     number: int
     title: str
     body: str | None = None
-    user: User
+    user: User | None = None
     labels: list[Label] = []
-    state: str
+    state: str | None = None  # absent from some actions (issues.pinned, issues.unpinned)
     html_url: str
     pull_request: PullRequestRef | None = None
 
@@ -77,7 +82,7 @@ class Issue(_Payload):
 class Comment(_Payload):
     id: int
     body: str
-    user: User
+    user: User | None = None
     html_url: str
     author_association: str | None = None
 
@@ -92,7 +97,7 @@ class PullRequest(_Payload):
     number: int
     title: str
     body: str | None = None
-    user: User
+    user: User | None = None
     head: PullRequestBranch
     base: PullRequestBranch
     html_url: str
@@ -129,14 +134,14 @@ class PullRequestEvent(_Payload):
     pull_request: PullRequest
     label: Label | None = None
     repository: Repository
-    sender: User
+    sender: User | None = None  # absent from some actions in GitHub's schema
     installation: Installation | None = None
 
 
 class PingEvent(_Payload):
     EVENT: ClassVar[str] = "ping"
-    zen: str
-    hook_id: int
+    zen: str | None = None
+    hook_id: int | None = None
     hook: dict[str, Any] | None = None
     repository: Repository | None = None  # absent for organization and app hooks
     sender: User | None = None
@@ -171,7 +176,7 @@ class PushEvent(_Payload):
     EVENT: ClassVar[str] = "push"
     ref: str
     repository: Repository
-    sender: User
+    sender: User | None = None
 
 
 @dataclass(frozen=True)

@@ -119,6 +119,8 @@ class Router:
             thread = _thread(event)
             if mode is None or routed.route == "help":
                 return Outcome("ignored", routed.reason)
+            if event.sender is None:  # routing ignores these; never started without a person
+                return Outcome("ignored", "no sender")
             refused = self._refused(event.sender, thread, mode)
             if refused is not None:
                 return refused
@@ -131,17 +133,20 @@ class Router:
 
     def _comment(self, event: IssueCommentEvent) -> Outcome:
         thread = _thread(event)
-        login = event.comment.user.login
+        author = event.comment.user
+        if author is None:  # routing ignores these; never acted on without a person
+            return Outcome("ignored", "no comment author")
+        login = author.login
         try:
             command = parse_comment(event.comment.body)
         except CommandError as exc:
-            refused = self._refused(event.comment.user, thread, "help")
+            refused = self._refused(author, thread, "help")
             if refused is not None:
                 return refused
             return self.reply(thread, "error", login=login, reason=str(exc))
         if command is None:
             return Outcome("ignored", "the comment is not a /freemad command")
-        refused = self._refused(event.comment.user, thread, command.verb)
+        refused = self._refused(author, thread, command.verb)
         if refused is not None:
             return refused
         if command.verb == "help":

@@ -95,14 +95,16 @@ def label_mode(event: Event) -> str | None:
 def _route_label(
     label: Label | None,
     *,
-    sender: User,
+    sender: User | None,
     self_login: str | None,
     where: str,
-    state: str,
+    state: str | None,
     allowed: frozenset[str],
 ) -> Routed:
     if label is None:
         return _ignore("labeled event without a label")
+    if sender is None:
+        return _ignore(f"label on {where} with no sender: nobody whose access could be checked")
     if _is_self(sender, self_login):
         return _ignore(f"label {label.name!r} was added by FREE-MAD itself")
     mode = _mode(label.name)
@@ -116,7 +118,7 @@ def _route_label(
         target = "pull requests" if mode in PULL_REQUEST_MODES else "issues"
         return _ignore(f"{name} applies to {target}")
     if state != "open":
-        return _ignore(f"{name} on {where}, which is {state}")
+        return _ignore(f"{name} on {where}, which is {state or 'in an unknown state'}")
     return Routed("start_from_label", f"label {name} on {where}")
 
 
@@ -125,7 +127,10 @@ def _route_comment(event: IssueCommentEvent, self_login: str | None) -> Routed:
         return _ignore(f"{event.action} comments are ignored")
     if event.action != "created":
         return _ignore(f"issue_comment.{event.action} is not a trigger")
-    if _is_self(event.comment.user, self_login):
+    author = event.comment.user
+    if author is None:
+        return _ignore(f"comment {event.comment.id} has no author whose access could be checked")
+    if _is_self(author, self_login):
         return _ignore(f"comment {event.comment.id} is FREE-MAD's own")
     kind = "pull request" if event.issue.is_pull_request else "issue"
     return Routed("command", f"comment {event.comment.id} on {kind} #{event.issue.number}")
