@@ -2,16 +2,22 @@
 
 It is what makes a redelivery harmless: `record` inserts a delivery once, atomically, so the
 same `X-GitHub-Delivery` is handed to an executor at most once, across gunicorn's worker
-processes and across restarts.
+processes and across restarts. A replay is harmless too: the same body under another delivery id
+is refused as well, by the SHA-256 of the body (the signature covers the body only), which is
+unique in the log.
 
 One exception, on purpose: a delivery that `failed` while `attempts` is still 0 never reached
 a worker (the executor refused it at submission, or a worker gave it up before starting it), so
 a redelivery of it is accepted again. Workers mark a delivery `running` with `attempt=True`
 before doing anything, which is what closes that door once work has begun.
+
+`unfinished` lists what a worker may still have to run (`queued`, `running`, or `failed` after
+an attempt) however old it is, through an index on the status: the recovery sweep reads it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
 import threading
@@ -27,7 +33,9 @@ from freemad.bot.claims import wal
 STATUSES = ("queued", "running", "done", "failed", "parked", "ignored")
 BUSY_TIMEOUT_MS = 5000
 
-_SCHEMA = """
+# body_sha256: the SHA-256 of the body, unique (a replay is a duplicate). NULL only where an
+# older version wrote the row, or a row it wrote earlier has the same body.
+_TABLE = """
 CREATE TABLE IF NOT EXISTS deliveries (
     delivery_id TEXT PRIMARY KEY,
     event TEXT NOT NULL,
@@ -39,21 +47,44 @@ CREATE TABLE IF NOT EXISTS deliveries (
     updated_at REAL NOT NULL,
     status TEXT NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0,
-    detail TEXT NOT NULL DEFAULT ''
+    detail TEXT NOT NULL DEFAULT '',
+    body_sha256 TEXT
 );
+"""
+_DIGEST_INDEX = (
+    "CREATE UNIQUE INDEX IF NOT EXISTS deliveries_body_sha256 ON deliveries (body_sha256)"
+)
+_INDEXES = f"""
 CREATE INDEX IF NOT EXISTS deliveries_received_at ON deliveries (received_at);
+CREATE INDEX IF NOT EXISTS deliveries_status ON deliveries (status, attempts);
+{_DIGEST_INDEX};
 """
 
 # Insert a new delivery, or take back one whose submission failed before any worker attempt.
 _RECORD = """
 INSERT INTO deliveries (delivery_id, event, action, installation_id, repo, body,
-                        received_at, updated_at, status)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        received_at, updated_at, status, body_sha256)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (delivery_id) DO UPDATE SET
     body = excluded.body, received_at = excluded.received_at,
-    updated_at = excluded.updated_at, status = excluded.status, detail = ''
+    updated_at = excluded.updated_at, status = excluded.status, detail = '',
+    body_sha256 = excluded.body_sha256
 WHERE deliveries.status = 'failed' AND deliveries.attempts = 0
 """
+
+# What a worker may still have to run: the rule of `unfinished` (and of the Redis scripts).
+_UNFINISHED = """
+SELECT delivery_id, event, action, installation_id, repo, received_at, updated_at, status,
+       attempts, detail
+FROM deliveries
+WHERE status IN ('queued', 'running') OR (status = 'failed' AND attempts > 0)
+ORDER BY received_at
+"""
+
+
+def body_digest(body: bytes) -> str:
+    """The hex SHA-256 of a delivery's body: the same body under another delivery id is a replay."""
+    return hashlib.sha256(body).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -89,25 +120,38 @@ class DeliveryLog:
     def record(self, delivery: Delivery, *, status: str = "queued") -> bool:
         """Record `delivery`; True if it is new (or its earlier submission failed), else False.
 
-        A redelivery of a delivery already recorded changes nothing and returns False.
+        A redelivery of a delivery already recorded changes nothing and returns False, and so
+        does a replay: the same body under another delivery id.
         """
         _check_status(status)
         now = time.time()
+        digest = body_digest(delivery.body)
         with self._write() as db:
-            cursor = db.execute(
-                _RECORD,
-                (
-                    delivery.delivery_id,
-                    delivery.event,
-                    delivery.action,
-                    delivery.installation_id,
-                    delivery.repo,
-                    delivery.body,
-                    now,
-                    now,
-                    status,
-                ),
-            )
+            try:
+                cursor = db.execute(
+                    _RECORD,
+                    (
+                        delivery.delivery_id,
+                        delivery.event,
+                        delivery.action,
+                        delivery.installation_id,
+                        delivery.repo,
+                        delivery.body,
+                        now,
+                        now,
+                        status,
+                        digest,
+                    ),
+                )
+            except sqlite3.IntegrityError:
+                # The unique index on body_sha256: another delivery has this body.
+                other = db.execute(
+                    "SELECT 1 FROM deliveries WHERE body_sha256 = ? AND delivery_id != ?",
+                    (digest, delivery.delivery_id),
+                ).fetchone()
+                if other is None:
+                    raise
+                return False
             return cursor.rowcount == 1
 
     def get(self, delivery_id: str) -> Delivery | None:
@@ -163,6 +207,12 @@ class DeliveryLog:
             )
             .fetchall()
         )
+        return [DeliveryRecord(*row) for row in rows]
+
+    def unfinished(self) -> list[DeliveryRecord]:
+        """Every delivery a worker may still have to run, however old, oldest first: `queued`,
+        `running`, or `failed` after an attempt (the index on the status finds them)."""
+        rows = self._db().execute(_UNFINISHED).fetchall()
         return [DeliveryRecord(*row) for row in rows]
 
     def counts(self, since: float) -> dict[str, int]:
@@ -226,11 +276,42 @@ class DeliveryLog:
             # WAL + NORMAL survives a crash of the process; a power cut may lose the last
             # deliveries, which GitHub can redeliver.
             conn.execute("PRAGMA synchronous = NORMAL")
-            conn.executescript(_SCHEMA)
+            conn.executescript(_TABLE)
+            _add_body_digests(conn)
+            conn.executescript(_INDEXES)
         except BaseException:
             conn.close()
             raise
         return conn
+
+
+def _add_body_digests(conn: sqlite3.Connection) -> None:
+    """Give a log an older version wrote its body_sha256 column, filled in, once.
+
+    Under the write lock, so two processes opening the same old log do not both alter it. Rows
+    that share a body keep one digest between them (a replay of it is refused all the same).
+    """
+    if "body_sha256" in _columns(conn):
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if "body_sha256" not in _columns(conn):  # another process may have just done it
+            conn.execute("ALTER TABLE deliveries ADD COLUMN body_sha256 TEXT")
+            conn.execute(_DIGEST_INDEX)
+            conn.create_function("freemad_body_digest", 1, _digest_or_none, deterministic=True)
+            conn.execute("UPDATE OR IGNORE deliveries SET body_sha256 = freemad_body_digest(body)")
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.commit()
+
+
+def _columns(conn: sqlite3.Connection) -> set[str]:
+    return {str(row[1]) for row in conn.execute("PRAGMA table_info(deliveries)")}
+
+
+def _digest_or_none(body: object) -> str | None:
+    return body_digest(body) if isinstance(body, bytes) else None
 
 
 def _check_status(status: str) -> None:

@@ -31,7 +31,6 @@ QUEUE_NAME = "freemad-bot"
 TASK_NAME = "handle_delivery"
 HEARTBEAT_KEY = "freemad:worker-heartbeat"
 RECOVER_AFTER = 60.0  # a queued or failed delivery with no message this long is re-enqueued
-RECOVER_SCAN = 2000  # how many of the latest deliveries a sweep looks at
 FINISHED = frozenset({"done", "ignored", "parked"})
 _TASKS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
@@ -158,11 +157,12 @@ def recover_stale(
     no message for `older_than` seconds: its message was lost (taken by a worker killed before
     it claimed, or dropped between huey's schedule and queue). A `failed` delivery that never had
     an attempt was refused at submission; GitHub's redelivery brings it back, not this sweep.
+    Every unfinished delivery is looked at, however many newer ones the log holds.
     """
     now = time.time() if now is None else now
     queued = waiting(huey)
     recovered = []
-    for record in deliveries.recent(RECOVER_SCAN):
+    for record in deliveries.unfinished():
         status, delivery_id = record.status, record.delivery_id
         if status not in ("queued", "running", "failed") or delivery_id in queued:
             continue

@@ -10,10 +10,17 @@ delivery that any web process recorded, and a lease taken on one host keeps out 
 Keys, under a prefix (`freemad:` by default):
 
 - `freemad:delivery:<id>`: a hash, one delivery: `event`, `action`, `installation_id`, `repo`,
-  `body`, `received_at`, `updated_at`, `status`, `attempts`, `detail` (a field that would be
-  None is absent).
+  `body`, `body_sha256`, `received_at`, `updated_at`, `status`, `attempts`, `detail` (a field
+  that would be None is absent).
 - `freemad:deliveries`: a sorted set of delivery ids scored by `received_at`, for `recent` and
   `counts`.
+- `freemad:unfinished`: a sorted set of the ids a worker may still have to run (`queued`,
+  `running`, or `failed` after an attempt), scored by `received_at`, for `unfinished`: the
+  scripts of `record` and `mark` keep it in step with each delivery's status.
+- `freemad:unfinished:adopted`: set once the deliveries an older version recorded (before
+  `freemad:unfinished` existed) have been looked through for unfinished ones.
+- `freemad:body:<sha256>`: the id of the delivery whose body has that SHA-256, so that a replay
+  (the same body under another delivery id) is a duplicate too.
 - `freemad:claim:<id>`: a hash, the delivery's claim: `owner`, `host`, `pid`, `boot` (the holder
   machine's boot id), `expires` (Unix time, by the `clock` given), `attempts`. A released claim
   keeps only `expires` = 0 and `attempts`.
@@ -21,14 +28,15 @@ Keys, under a prefix (`freemad:` by default):
   array `[repo, number, ref, url]`.
 
 Every write that must not race is one Lua script, which Redis runs atomically: `record` inserts
-only a new id (or takes back a delivery whose submission failed before any attempt), `claim`
+only a new id with a body no other delivery has (or takes back a delivery whose submission failed
+before any attempt), `mark` moves the id in or out of the unfinished set with its status, `claim`
 succeeds only when no live lease is held, `renew` and `release` only for the holder.
 
-Retention: a delivery's hash expires 30 days (`RETENTION_SECONDS`) after it was recorded, a
-claim's 30 days after it was last taken or renewed, a journal's 30 days after its last entry;
-each `record` drops ids older than that from the sorted set, so Redis does not grow for ever.
-GitHub offers a redelivery for 3 days (7 on GitHub Enterprise Server), so deduplication is not
-weakened.
+Retention: a delivery's hash and its body's key expire 30 days (`RETENTION_SECONDS`) after it
+was recorded, a claim's 30 days after it was last taken or renewed, a journal's 30 days after its
+last entry; each `record` drops ids older than that from both sorted sets, so Redis does not grow
+for ever. GitHub offers a redelivery for 3 days (7 on GitHub Enterprise Server), so deduplication
+is not weakened; a replay of a body is a duplicate for those 30 days.
 
 A holder's death is noticed by its lease running out. The shortcut of the SQLite claims (a
 holder whose process is gone is not live) is taken only when the holder's host key and boot id
@@ -48,38 +56,73 @@ from urllib.parse import urlsplit
 
 from freemad.bot.base import Delivery
 from freemad.bot.claims import LEASE_SECONDS, Effect, Owner, _gone
-from freemad.bot.deliveries import DeliveryRecord, _check_status
+from freemad.bot.deliveries import DeliveryRecord, _check_status, body_digest
 from freemad.errors import FreemadError
 
 PREFIX = "freemad:"
 RETENTION_SECONDS = 30 * 24 * 3600.0
+ADOPT_BATCH = 500  # deliveries an older version recorded, looked through per round trip
 _BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 
-# KEYS: the delivery's hash, the index. ARGV: id, now, status, ttl (ms), cutoff, body, event,
-# then the optional fields as name, value pairs.
+# KEYS: the delivery's hash, the index, the unfinished set, the key of the body's digest.
+# ARGV: id, now, status, ttl (ms), cutoff, body, event, digest, the prefix of digest keys, then
+# the optional fields as name, value pairs. A delivery taken back with another body gives up its
+# old digest's key, whose name is made here (the scripts already assume one server, no cluster).
 _RECORD = """
-local current = redis.call('HMGET', KEYS[1], 'status', 'attempts')
+local owner = redis.call('GET', KEYS[4])
+if owner and owner ~= ARGV[1] then return 0 end
+local current = redis.call('HMGET', KEYS[1], 'status', 'attempts', 'body_sha256')
 if current[1] then
   if current[1] ~= 'failed' or tonumber(current[2]) ~= 0 then return 0 end
+  if current[3] and current[3] ~= ARGV[8] then
+    local old = ARGV[9] .. current[3]
+    if redis.call('GET', old) == ARGV[1] then redis.call('DEL', old) end
+  end
   redis.call('HSET', KEYS[1], 'body', ARGV[6], 'received_at', ARGV[2], 'updated_at', ARGV[2],
-             'status', ARGV[3], 'detail', '')
+             'status', ARGV[3], 'detail', '', 'body_sha256', ARGV[8])
 else
   redis.call('HSET', KEYS[1], 'body', ARGV[6], 'received_at', ARGV[2], 'updated_at', ARGV[2],
-             'status', ARGV[3], 'detail', '', 'attempts', 0, 'event', ARGV[7])
-  for i = 8, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+             'status', ARGV[3], 'detail', '', 'attempts', 0, 'event', ARGV[7],
+             'body_sha256', ARGV[8])
+  for i = 10, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('SET', KEYS[4], ARGV[1], 'PX', ARGV[4])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+if ARGV[3] == 'queued' or ARGV[3] == 'running' then
+  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
+else
+  redis.call('ZREM', KEYS[3], ARGV[1])
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', '(' .. ARGV[5])
 return 1
 """
 
-# KEYS: the delivery's hash. ARGV: status, detail, now, attempts to add.
+# KEYS: the delivery's hash, the unfinished set. ARGV: status, detail, now, attempts to add, id.
 _MARK = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'status', ARGV[1], 'detail', ARGV[2], 'updated_at', ARGV[3])
-if ARGV[4] ~= '0' then redis.call('HINCRBY', KEYS[1], 'attempts', ARGV[4]) end
+local attempts = tonumber(redis.call('HGET', KEYS[1], 'attempts')) or 0
+if ARGV[4] ~= '0' then attempts = redis.call('HINCRBY', KEYS[1], 'attempts', ARGV[4]) end
+if ARGV[1] == 'queued' or ARGV[1] == 'running' or (ARGV[1] == 'failed' and attempts > 0) then
+  redis.call('ZADD', KEYS[2], redis.call('HGET', KEYS[1], 'received_at') or 0, ARGV[5])
+else
+  redis.call('ZREM', KEYS[2], ARGV[5])
+end
 return 1
+"""
+
+# KEYS: the delivery's hash, the unfinished set. ARGV: id. Puts a delivery an older version
+# recorded into the unfinished set if it is unfinished; atomic, so it cannot undo a `mark`.
+_ADOPT = """
+local c = redis.call('HMGET', KEYS[1], 'status', 'attempts', 'received_at')
+local attempts = tonumber(c[2]) or 0
+if c[1] == 'queued' or c[1] == 'running' or (c[1] == 'failed' and attempts > 0) then
+  redis.call('ZADD', KEYS[2], c[3] or 0, ARGV[1])
+  return 1
+end
+return 0
 """
 
 # KEYS: the claim's hash. ARGV: now, owner, host, pid, boot, expires, ttl (ms), and the holder
@@ -205,16 +248,27 @@ class RedisDeliveryLog:
         self.url = self._redis.url  # without the password
         self.prefix, self.retention = prefix, retention
         self._index = f"{prefix}deliveries"
+        self._unfinished = f"{prefix}unfinished"
+        self._adopted = f"{prefix}unfinished:adopted"
+        self._has_adopted = False
         self._record = self._redis.script(_RECORD)
         self._mark = self._redis.script(_MARK)
+        self._adopt = self._redis.script(_ADOPT)
 
     def _key(self, delivery_id: str) -> str:
         return f"{self.prefix}delivery:{delivery_id}"
 
+    def _body_key(self, digest: str) -> str:
+        return f"{self.prefix}body:{digest}"
+
     def record(self, delivery: Delivery, *, status: str = "queued") -> bool:
-        """Record `delivery`; True if it is new (or its earlier submission failed), else False."""
+        """Record `delivery`; True if it is new (or its earlier submission failed), else False.
+
+        False too for a replay: the same body under another delivery id, while that one is kept.
+        """
         _check_status(status)
         now = time.time()
+        digest = body_digest(delivery.body)
         optional: list[Any] = []
         for name, value in (
             ("action", delivery.action),
@@ -231,9 +285,16 @@ class RedisDeliveryLog:
             repr(now - self.retention),
             delivery.body,
             delivery.event,
+            digest,
+            self._body_key(""),
             *optional,
         ]
-        keys = [self._key(delivery.delivery_id), self._index]
+        keys = [
+            self._key(delivery.delivery_id),
+            self._index,
+            self._unfinished,
+            self._body_key(digest),
+        ]
         return int(self._redis.run(self._record, keys, args)) == 1
 
     def get(self, delivery_id: str) -> Delivery | None:
@@ -258,8 +319,8 @@ class RedisDeliveryLog:
     ) -> None:
         """Set the delivery's status (and detail); `attempt` counts one more try at its work."""
         _check_status(status)
-        args = [status, detail, repr(time.time()), int(attempt)]
-        self._redis.run(self._mark, [self._key(delivery_id)], args)
+        args = [status, detail, repr(time.time()), int(attempt), delivery_id]
+        self._redis.run(self._mark, [self._key(delivery_id), self._unfinished], args)
 
     def status(self, delivery_id: str) -> str | None:
         with self._redis.guard():
@@ -273,6 +334,41 @@ class RedisDeliveryLog:
         with self._redis.guard():
             ids = [_text(i) for i in self._redis.client.zrevrange(self._index, 0, limit - 1)]
             rows = self._rows(ids, _FIELDS)
+        return self._records(ids, rows)
+
+    def unfinished(self) -> list[DeliveryRecord]:
+        """Every delivery a worker may still have to run, however old, oldest first: `queued`,
+        `running`, or `failed` after an attempt (the ids are in a set of their own)."""
+        self._adopt_older()
+        with self._redis.guard():
+            ids = [_text(i) for i in self._redis.client.zrange(self._unfinished, 0, -1)]
+            rows = self._rows(ids, _FIELDS)
+        return [
+            record
+            for record in self._records(ids, rows)
+            if record.status in ("queued", "running")
+            or (record.status == "failed" and record.attempts > 0)
+        ]
+
+    def _adopt_older(self) -> None:
+        """Once per server: put the unfinished deliveries an older version recorded (it kept no
+        unfinished set) into the set, so that an upgrade loses none of them."""
+        if self._has_adopted:
+            return
+        client = self._redis.client
+        with self._redis.guard():
+            if not client.exists(self._adopted):
+                ids = [_text(i) for i in client.zrange(self._index, 0, -1)]
+                for start in range(0, len(ids), ADOPT_BATCH):
+                    pipe = client.pipeline(transaction=False)
+                    for delivery_id in ids[start : start + ADOPT_BATCH]:
+                        keys = [self._key(delivery_id), self._unfinished]
+                        self._adopt(keys=keys, args=[delivery_id], client=pipe)
+                    pipe.execute()
+                client.set(self._adopted, repr(time.time()))
+        self._has_adopted = True
+
+    def _records(self, ids: list[str], rows: list[list[Any]]) -> list[DeliveryRecord]:
         records = []
         for delivery_id, row in zip(ids, rows, strict=True):
             values = dict(zip(_FIELDS, row, strict=True))

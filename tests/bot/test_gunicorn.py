@@ -60,7 +60,8 @@ class Server:
                 return error.code, json.loads(error.read())
 
     def deliver(self, delivery_id: str, payload: dict[str, Any] | None = None) -> tuple[int, Any]:
-        body = json.dumps(payload or labeled_issue()).encode()
+        # A body of its own by default: the same body under another id is a replay (200).
+        body = json.dumps(payload or {**labeled_issue(), "test_delivery": delivery_id}).encode()
         headers = {
             "Content-Type": "application/json",
             "X-GitHub-Event": "issues",

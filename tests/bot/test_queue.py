@@ -243,7 +243,8 @@ def test_the_sweep_re_enqueues_what_nothing_else_will_run(env: Env) -> None:
     env.register(Scripted())
     now = time.time()
     for name in ("killed", "alive", "lost", "fresh", "waiting", "refused", "done"):
-        env.deliveries.record(delivery(name, "issues", labeled_issue()))
+        # A body of its own each: the same body under another id would be a replay.
+        assert env.deliveries.record(delivery(name, "issues", {**labeled_issue(), "n": name}))
     dead = Owner(Owner.here().host, dead_pid(), "gone")
     env.claims.claim("killed", dead)
     env.deliveries.mark("killed", "running", attempt=True)

@@ -6,6 +6,7 @@ What Redis is for (several hosts) and a Redis that does not answer: test_redis_h
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 import threading
@@ -19,6 +20,7 @@ import pytest
 from freemad.bot.base import Delivery
 from freemad.bot.claims import Claim, Claims, Effect, JournalForge, Owner
 from freemad.bot.deliveries import DeliveryLog
+from freemad.bot.queue import make_huey, recover_stale, register, waiting
 from freemad.bot.settings import BotSettings
 from freemad.bot.stores import claims_store, delivery_log
 from freemad.github.forge import RecordingForge
@@ -32,7 +34,10 @@ free_port = test_end_to_end.free_port
 SECRET = "redis-state-secret"
 
 
-def delivery(delivery_id: str = "d-1", body: bytes = b'{"action":"opened"}') -> Delivery:
+def delivery(delivery_id: str = "d-1", body: bytes | None = None) -> Delivery:
+    """A delivery with a body of its own (the same body under another id is a replay)."""
+    if body is None:
+        body = b'{"action":"opened","n":"%s"}' % delivery_id.encode()
     return Delivery(delivery_id, "issues", "opened", 42, REPO, body)
 
 
@@ -174,14 +179,17 @@ def test_recent_is_newest_first_and_limited(backend: Backend) -> None:
     assert log.counts(since=0) == {"queued": 4, "done": 1}
 
 
-def test_threads_on_two_clients_record_a_delivery_once(backend: Backend) -> None:
+@pytest.mark.parametrize("replays", [False, True], ids=["redeliveries", "replays"])
+def test_threads_on_two_clients_record_a_delivery_once(backend: Backend, replays: bool) -> None:
     logs = [backend.log(), backend.log()]
     results: list[bool] = []
     barrier = threading.Barrier(8)
 
     def race(n: int) -> None:
+        # The same id each time, or the same body under eight ids.
+        job = delivery(f"r-{n}", b"contended") if replays else delivery("contended")
         barrier.wait()
-        results.append(logs[n % 2].record(delivery("contended")))
+        results.append(logs[n % 2].record(job))
 
     threads = [threading.Thread(target=race, args=(n,)) for n in range(8)]
     for thread in threads:
@@ -189,6 +197,84 @@ def test_threads_on_two_clients_record_a_delivery_once(backend: Backend) -> None
     for thread in threads:
         thread.join()
     assert sorted(results) == [False] * 7 + [True]
+    assert len(logs[0].recent()) == 1
+
+
+def test_a_replay_under_another_delivery_id_is_a_duplicate(backend: Backend) -> None:
+    log = backend.log()
+    assert log.record(delivery("d-1", b"signed body"))
+    assert log.record(delivery("d-2", b"signed body")) is False
+    assert log.status("d-2") is None and log.get("d-2") is None
+    # The signature covers the body only: another event header changes nothing either.
+    replay = Delivery("d-3", "pull_request", None, None, None, b"signed body")
+    assert log.record(replay) is False
+    assert backend.log().record(delivery("d-4", b"signed body")) is False  # after a restart
+    assert log.record(delivery("d-1", b"signed body")) is False  # a redelivery, as ever
+    assert [r.delivery_id for r in log.recent()] == ["d-1"]
+    assert log.record(delivery("d-5", b"another body"))
+
+
+def test_a_refused_delivery_comes_back_by_its_own_id_only(backend: Backend) -> None:
+    log = backend.log()
+    assert log.record(delivery("refused", b"body A"))
+    log.mark("refused", "failed", "submit failed: ConnectionError")
+    assert log.record(delivery("replay", b"body A")) is False
+    assert log.record(delivery("refused", b"body A")) is True  # GitHub's redelivery
+    log.mark("refused", "failed", "submit failed: ConnectionError")
+    # Taken back with another body, it lets go of the first one's digest.
+    assert log.record(delivery("refused", b"body B")) is True
+    assert log.record(delivery("other", b"body B")) is False
+    assert log.record(delivery("other", b"body A")) is True
+
+
+def test_unfinished_is_what_a_worker_may_still_have_to_run(backend: Backend) -> None:
+    log = backend.log()
+    assert log.unfinished() == []
+    for name in ("queued", "running", "retrying", "refused", "parked", "done", "ping"):
+        log.record(delivery(name), status="ignored" if name == "ping" else "queued")
+    log.mark("running", "running", attempt=True)
+    log.mark("retrying", "running", attempt=True)
+    log.mark("retrying", "failed", "attempt 1 failed: boom")
+    log.mark("refused", "failed", "submit failed")  # no attempt: GitHub redelivers it
+    log.mark("parked", "parked")
+    log.mark("done", "running", attempt=True)
+    log.mark("done", "done")
+    records = log.unfinished()
+    assert [r.delivery_id for r in records] == ["queued", "running", "retrying"]  # oldest first
+    assert [(r.status, r.attempts) for r in records] == [
+        ("queued", 0),
+        ("running", 1),
+        ("failed", 1),
+    ]
+    assert records[2].detail == "attempt 1 failed: boom"
+    log.mark("running", "done")
+    log.record(delivery("refused"))  # its redelivery: queued again
+    assert [r.delivery_id for r in backend.log().unfinished()] == [
+        "queued",
+        "retrying",
+        "refused",
+    ]
+
+
+def test_the_sweep_finds_a_killed_job_behind_any_number_of_newer_deliveries(
+    backend: Backend, tmp_path: Path
+) -> None:
+    log, claims = backend.log(), backend.claims()
+    settings = settings_for(tmp_path / "sweep")
+    huey = make_huey(settings)  # the queue itself is SQLite here: the stores are under test
+    register(huey, settings, deliveries=log, claims=claims)
+    try:
+        assert log.record(delivery("killed"))
+        claims.claim("killed", Owner(Owner.here().host, dead_pid(), "gone"))
+        log.mark("killed", "running", attempt=True)  # then its worker died
+        # More newer deliveries than a sweep of the latest 2,000 ever looked past.
+        for n in range(2001):
+            assert log.record(delivery(f"new-{n}"), status="ignored")
+        assert "killed" not in {r.delivery_id for r in log.recent(2000)}
+        assert recover_stale(log, huey, claims=claims) == ["killed"]
+        assert waiting(huey) == {"killed"}
+    finally:
+        huey.storage.close()
 
 
 # --- the claims and their journal -----------------------------------------------------------
@@ -328,24 +414,52 @@ def test_keys_live_under_the_prefix_and_old_deliveries_are_dropped(redis_url: st
         assert short.record(delivery("old"))
         claims.claim("old", Owner.here())
         claims.record("old", "comment", 1, Effect(REPO, 7, 1, "u"))
+        assert [r.delivery_id for r in short.unfinished()] == ["old"]
+        digest = hashlib.sha256(delivery("old").body).hexdigest()
         keys = sorted(k.decode() for k in short._redis.client.keys("*"))
         assert keys == [
+            f"short:body:{digest}",
             "short:claim:old",
             "short:deliveries",
             "short:delivery:old",
             "short:effects:old",
+            "short:unfinished",
+            "short:unfinished:adopted",
         ]
-        assert other.get("old") is None and other.recent() == []
-        ttl = short._redis.client.pttl("short:delivery:old")
-        assert 0 < ttl <= 300
+        assert other.get("old") is None and other.recent() == [] and other.unfinished() == []
+        for key in ("short:delivery:old", f"short:body:{digest}"):
+            assert 0 < short._redis.client.pttl(key) <= 300
         time.sleep(0.4)
         assert short.record(delivery("new"))
-        assert [r.delivery_id for r in short.recent()] == ["new"]
+        assert short.record(delivery("replay-of-old", delivery("old").body))  # old is gone
+        assert [r.delivery_id for r in short.recent()] == ["replay-of-old", "new"]
+        assert [r.delivery_id for r in short.unfinished()] == ["new", "replay-of-old"]
         assert short.get("old") is None
-        assert short.counts(since=0) == {"queued": 1}
+        assert short.counts(since=0) == {"queued": 2}
     finally:
         for store in (short, other, claims):
             store.close()
+
+
+def test_unfinished_deliveries_an_older_version_recorded_are_found(redis_url: str) -> None:
+    from freemad.bot.redis_state import RedisDeliveryLog
+
+    older = RedisDeliveryLog(redis_url)
+    newer = RedisDeliveryLog(redis_url)
+    try:
+        for name in ("queued", "running", "done"):
+            older.record(delivery(name))
+        older.mark("running", "running", attempt=True)
+        older.mark("done", "done")
+        # What an older version left: the deliveries, and no set of the unfinished ones.
+        older._redis.client.delete("freemad:unfinished")
+        assert [r.delivery_id for r in newer.unfinished()] == ["queued", "running"]
+        assert newer._redis.client.exists("freemad:unfinished:adopted")
+        newer.mark("queued", "done")
+        assert [r.delivery_id for r in older.unfinished()] == ["running"]
+    finally:
+        older.close()
+        newer.close()
 
 
 def test_the_stores_follow_the_queue(tmp_path: Path, redis_url: str) -> None:

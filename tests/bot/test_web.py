@@ -20,7 +20,11 @@ from freemad.bot.base import Delivery
 from freemad.bot.deliveries import DeliveryLog
 from freemad.bot.settings import BotSettings
 from freemad.bot.web import JsonLogFormatter, create_app, secret_redactor, verify_signature
+from tests.bot import test_end_to_end
 from tests.github.payloads import REPO, event_name, example_params, labeled_issue
+
+# A real redis-server on loopback, for the checks that run on both delivery logs.
+redis_url = test_end_to_end.redis_url
 
 SECRET = "test-webhook-secret-7f3a"
 TOKEN = "ghp_testtoken_never_logged_0123"
@@ -273,6 +277,50 @@ def test_a_redelivery_is_not_submitted_twice(bot: Bot) -> None:
     assert len(bot.executor.submitted) == 1
 
 
+@pytest.mark.parametrize("store", ["sqlite", "redis"])
+def test_a_replay_under_a_new_delivery_id_is_a_duplicate_and_queues_no_job(
+    tmp_path: Path, request: pytest.FixtureRequest, store: str
+) -> None:
+    from huey import MemoryHuey  # type: ignore[import-untyped]
+
+    from freemad.bot.executors import LocalExecutor
+    from freemad.bot.queue import register, waiting
+    from freemad.bot.redis_state import RedisDeliveryLog
+
+    settings = settings_for(tmp_path / "state")
+    deliveries: DeliveryLog | RedisDeliveryLog
+    if store == "redis":
+        deliveries = RedisDeliveryLog(request.getfixturevalue("redis_url"))
+    else:
+        deliveries = DeliveryLog(settings.deliveries_path)
+    huey = MemoryHuey("replay-test", results=False)
+    register(huey, settings, deliveries=deliveries)
+    client = create_app(settings, executor=LocalExecutor(huey), deliveries=deliveries).test_client()
+    body = json.dumps(labeled_issue()).encode()
+
+    def post(delivery_id: str, event: str = "issues") -> tuple[int, Any]:
+        headers = {
+            "X-GitHub-Event": event,
+            "X-GitHub-Delivery": delivery_id,
+            "X-Hub-Signature-256": sign(body),
+        }
+        response = client.post("/webhook", data=body, headers=headers)
+        return response.status_code, response.get_json()
+
+    try:
+        assert post("original") == (202, {"accepted": "original"})
+        # The signature covers the body only: the same signed body under a new delivery id
+        # (and even another event name) is the same delivery sent again.
+        assert post("replayed") == (200, {"duplicate": True, "delivery_id": "replayed"})
+        assert post("replayed-2", event="pull_request")[0] == 200
+        assert post("original")[0] == 200  # a redelivery, as before
+        assert waiting(huey) == {"original"} and huey.pending_count() == 1
+        assert deliveries.status("replayed") is None
+        assert deliveries.counts(since=0) == {"queued": 1}
+    finally:
+        deliveries.close()
+
+
 def test_dedupe_survives_a_restart(tmp_path: Path) -> None:
     first = make_bot(tmp_path)
     assert first.post(labeled_issue(), delivery="kept")[0] == 202
@@ -396,7 +444,7 @@ def test_json_log_lines_carry_the_delivery(bot: Bot) -> None:
     try:
         bot.executor.failures = 1
         bot.post(labeled_issue(), delivery="j-1")
-        bot.post(labeled_issue(), delivery="j-2")
+        bot.post({**labeled_issue(), "n": 2}, delivery="j-2")  # another body: not a replay
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
