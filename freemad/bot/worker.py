@@ -53,6 +53,7 @@ Run = Callable[["BotSettings", "Delivery", Forge, Claim], "Outcome"]
 ForgeFactory = Callable[["BotSettings", "int | None"], Forge]
 UPKEEP_EVERY = 10.0  # seconds between heartbeats; the sweep runs every sixth
 FINAL_STATUSES = {404, 410, 422}  # GitHub will not change its mind about these
+THREAD_WAIT = 5.0  # seconds a delivery waits before it looks again at a busy issue
 
 
 def run_delivery(settings: BotSettings, delivery: Delivery, forge: Forge, claim: Claim) -> Outcome:
@@ -129,6 +130,24 @@ class Job:
             log.warning("delivery %s is not in the delivery log; dropped", delivery_id)
             return "unknown"
         owner = Owner.here()
+        where = _thread_of(delivery)
+        if where is None:
+            return self._handle(delivery, owner)
+        # One job at a time per issue or pull request, on every worker of every host: two
+        # commands at once would race on one run's state. The later one waits its turn (huey's
+        # RetryTask does not count against the attempts) and then runs on what the first left.
+        thread = f"thread:{where[0]}#{where[1]}"
+        if self.claims.claim(thread, owner, self.lease) is None:
+            log.info("delivery %s waits for the job on %s#%d", delivery_id, *where[:2])
+            raise _retry(f"waits for the job on {where[0]}#{where[1]}", THREAD_WAIT)
+        try:
+            with Renewal(Claim(self.claims, thread, owner, 0), self.lease):
+                return self._handle(delivery, owner)
+        finally:
+            self.claims.release(thread, owner)
+
+    def _handle(self, delivery: Delivery, owner: Owner) -> str:
+        delivery_id = delivery.delivery_id
         attempt = self.claims.claim(delivery_id, owner, self.lease)
         if attempt is None:
             return "claimed"  # a live job holds it; if it dies, the sweep brings this back
@@ -169,8 +188,6 @@ class Job:
                 close()
 
     def _failed(self, delivery: Delivery, claim: Claim, exc: Exception) -> str:
-        from huey.exceptions import RetryTask  # type: ignore[import-untyped]
-
         reason = _reason(exc)
         log.warning(
             "delivery %s attempt %d failed: %s",
@@ -185,7 +202,7 @@ class Job:
         delay = self.backoff.delay(claim.attempt)
         detail = f"attempt {claim.attempt} of {self.backoff.attempts} failed: {reason}"
         self.deliveries.mark(delivery.delivery_id, "failed", f"{detail}; retry in {delay:g} s")
-        raise RetryTask(reason, delay=delay)
+        raise _retry(reason, delay)
 
     def _park(self, delivery: Delivery, claim: Claim, reason: str, attempts: int) -> str:
         """Give up: say so on the issue (once, however often this runs), then mark `parked`."""
@@ -206,6 +223,14 @@ class Job:
         detail = f"gave up after {tries}: {reason}"
         self.deliveries.mark(delivery.delivery_id, "parked", detail[:500])
         return "parked"
+
+
+def _retry(reason: str, delay: float) -> Exception:
+    """What makes huey run the task again after `delay` seconds (not counted against its
+    retries), to raise."""
+    from huey.exceptions import RetryTask  # type: ignore[import-untyped]
+
+    return RetryTask(reason, delay=delay)  # type: ignore[no-any-return]
 
 
 def _reason(exc: BaseException) -> str:

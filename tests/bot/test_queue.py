@@ -9,6 +9,7 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -381,3 +382,67 @@ def test_an_ordinary_comment_costs_no_request(env: Env, actions: ActionsExecutor
     assert env.forge.calls == []
     assert env.deliveries.status("d-o") == "ignored"
     assert actions.depth() is None and actions.heartbeat() is None
+
+
+class Blocking:
+    """A `run` that holds its job until `release` is set, recording who ran."""
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.release = threading.Event()
+        self.calls: list[str] = []
+
+    def __call__(self, settings: Any, job: Delivery, forge: Forge, claim: Claim) -> Outcome:
+        self.calls.append(job.delivery_id)
+        self.started.set()
+        self.release.wait(30)
+        return Outcome("steered", run_id="run-1", status="running")
+
+
+def comment_on(number: int, delivery_id: str, body: str) -> Delivery:
+    payload = issue_comment(body)
+    payload["issue"]["number"] = number
+    return delivery(delivery_id, "issue_comment", payload)
+
+
+def test_two_commands_on_one_issue_run_one_after_the_other_on_two_workers(env: Env) -> None:
+    """Two workers (two Jobs with their own claims) take two commands on one issue at once: the
+    second waits its turn without using up an attempt; a command on another issue does not wait."""
+    from freemad.bot.worker import THREAD_WAIT, Job
+
+    first, second = comment_on(7, "d-first", "/freemad answer A"), comment_on(7, "d-2", "/x B")
+    other = comment_on(8, "d-other", "/freemad status")
+    for item in (first, second, other):
+        env.deliveries.record(item)
+    run = Blocking()
+
+    def worker() -> Job:
+        claims = Claims(env.settings.state_dir / "claims.db")  # each worker opens its own
+        return Job(
+            env.settings,
+            deliveries=env.deliveries,
+            claims=claims,
+            run=run,
+            forge_factory=lambda s, i: env.forge,
+        )
+
+    busy = threading.Thread(target=lambda: worker().handle("d-first"))
+    busy.start()
+    assert run.started.wait(30)
+    with pytest.raises(RetryTask) as waited:
+        worker().handle("d-2")
+    assert waited.value.delay == THREAD_WAIT
+    assert run.calls == ["d-first"]
+    assert env.deliveries.status("d-2") == "queued"  # no attempt was used up
+    # A command on another issue does not wait for the busy one.
+    elsewhere = threading.Thread(target=lambda: worker().handle("d-other"))
+    elsewhere.start()
+    deadline = time.monotonic() + 30
+    while "d-other" not in run.calls and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert run.calls == ["d-first", "d-other"]
+    run.release.set()
+    busy.join(30)
+    elsewhere.join(30)
+    assert worker().handle("d-2") == "done"
+    assert run.calls == ["d-first", "d-other", "d-2"]
