@@ -122,17 +122,16 @@ def start(argv: list[str], env: dict[str, str], tmp_path: Path, port: int) -> Se
     return server
 
 
+def gunicorn_argv() -> list[str]:
+    """The bot's app under real gunicorn, with the settings file we ship."""
+    config = str(ROOT / "bot" / "gunicorn.conf.py")
+    return [sys.executable, "-m", "gunicorn", "--config", config, "tests.bot.app_for_gunicorn:app"]
+
+
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Server]:
     port = free_port()
-    argv = [
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "--config",
-        str(ROOT / "bot" / "gunicorn.conf.py"),
-        "tests.bot.app_for_gunicorn:app",
-    ]
+    argv = gunicorn_argv()
     running = start(argv, bot_env(tmp_path, port), tmp_path, port)
     yield running
     running.stop()

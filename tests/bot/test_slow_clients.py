@@ -20,7 +20,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -32,7 +31,15 @@ from types import TracebackType
 
 import pytest
 
-from tests.bot.test_gunicorn import ROOT, Server, bot_env, free_port, sign, start
+from tests.bot.test_gunicorn import (
+    ROOT,
+    Server,
+    bot_env,
+    free_port,
+    gunicorn_argv,
+    sign,
+    start,
+)
 from tests.github.payloads import labeled_issue
 
 NGINX_CONF = ROOT / "bot" / "nginx.conf"
@@ -186,14 +193,7 @@ def gunicorn(tmp_path: Path) -> Iterator[Server]:
     it, so how many starve varied from run to run (0 to 3 of 5 accepted on a 2-CPU machine).
     """
     port = free_port()
-    argv = [
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "--config",
-        str(ROOT / "bot" / "gunicorn.conf.py"),
-        "tests.bot.app_for_gunicorn:app",
-    ]
+    argv = gunicorn_argv()
     env = {**bot_env(tmp_path, port), "FREEMAD_WORKERS": "1"}
     running = start(argv, env, tmp_path, port)
     yield running
