@@ -247,6 +247,9 @@ class JournalForge:
         seq = self._counts[kind] = self._counts.get(kind, 0) + 1
         return seq, self.claim.effect(kind, seq)
 
+    def pages_url(self, repo: str) -> str | None:
+        return self.inner.pages_url(repo)
+
     def permission(self, repo: str, login: str) -> str | None:
         return self.inner.permission(repo, login)
 

@@ -30,8 +30,8 @@ class GitHubConfig(StrictModel):
         "The branch runs are kept on between workflow jobs.", "freemad-state"
     )
     pages_url: str | None = _doc(
-        "Where the Pages site is served, for links to each run's page; null: "
-        "https://OWNER.github.io/REPO.",
+        "Where the Pages site is served, for links to each run's page; null: what GitHub's "
+        "Pages API reports, else https://OWNER.github.io/REPO.",
         None,
     )
     max_text_chars: PositiveInt = _doc(

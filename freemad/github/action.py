@@ -81,7 +81,7 @@ def run_action(
             forge = _forge(inputs, environ)
         with _state(workspace, config, enabled=not inputs.dry_run) as (store, save):
             began = time.time()
-            router = Router(config, forge, store, _settings(config, environ, workspace))
+            router = Router(config, forge, store, _settings(config, environ, workspace, forge))
             outcome = _handle(router, event_name, payload, inputs)
             save([r.run_id for r in store.runs() if r.updated_at >= began])
     except (FreemadError, OSError) as exc:
@@ -212,23 +212,43 @@ def _forge(inputs: Inputs, environ: Mapping[str, str]) -> Forge:
     )
 
 
-def _settings(config: FreemadConfig, environ: Mapping[str, str], workspace: Path) -> Settings:
+def _settings(
+    config: FreemadConfig, environ: Mapping[str, str], workspace: Path, forge: Forge | None = None
+) -> Settings:
     github = config.github
     repo = environ.get("GITHUB_REPOSITORY", "")
-    pages = (github.pages_url or environ.get("FREEMAD_PAGES_URL", "")).rstrip("/")
-    if not pages and "/" in repo:
-        owner, name = repo.split("/", 1)
-        pages = f"https://{owner.lower()}.github.io/{name}"
+    configured = (github.pages_url or environ.get("FREEMAD_PAGES_URL", "")).rstrip("/")
+    found: list[str] = []
+
+    def pages() -> str:
+        """The site's address: configured, else asked of GitHub once (a custom domain, a user
+        site), else the usual `https://OWNER.github.io/REPO`."""
+        if configured:
+            return configured
+        if not found:
+            asked = forge.pages_url(repo) if forge is not None and "/" in repo else None
+            found.append(asked or default_pages_url(repo))
+        return found[0]
+
     return Settings(
         self_login=github.self_login or "github-actions[bot]",
         allowed_bots=tuple(github.allowed_bots),
-        run_url=(lambda kind, run_id: f"{pages}/runs/{run_id}.html")
-        if pages
-        else Settings().run_url,
+        run_url=(lambda kind, run_id: f"{pages()}/runs/{run_id}.html" if pages() else None),
         workspace=workspace,
         web_url=environ.get("GITHUB_SERVER_URL")
         or web_url_of(environ.get("GITHUB_API_URL") or "https://api.github.com"),
     )
+
+
+def default_pages_url(repo: str) -> str:
+    """Where GitHub puts a repository's Pages site by default: `OWNER.github.io` for the user or
+    organisation site (the repository named so), `OWNER.github.io/REPO` for any other; "" for
+    no repository."""
+    if "/" not in repo:
+        return ""
+    owner, name = repo.split("/", 1)
+    site = f"https://{owner.lower()}.github.io"
+    return site if name.lower() == f"{owner.lower()}.github.io" else f"{site}/{name}"
 
 
 def _sender(environ: Mapping[str, str]) -> str:

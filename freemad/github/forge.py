@@ -107,6 +107,11 @@ class Forge(Protocol):
         self, repo: str, workflow: str, ref: str, inputs: Mapping[str, str]
     ) -> None: ...
 
+    def pages_url(self, repo: str) -> str | None:
+        """The address of the repository's GitHub Pages site (its own domain, or
+        `OWNER.github.io[/REPO]`); None when it has none or the token may not read it."""
+        ...
+
 
 @dataclass(frozen=True)
 class ForgeCall:
@@ -148,6 +153,7 @@ class RecordingForge:
     # The repository settings GitHub checks when a job's token opens a pull request.
     actions_may_open_pulls: bool = True
     drafts_supported: bool = True
+    pages: dict[str, str] = field(default_factory=dict)  # repo -> its Pages site's address
     _failures: dict[str, list[Exception]] = field(default_factory=dict)
     _next_id: int = 1000
 
@@ -247,6 +253,10 @@ class RecordingForge:
         if found is None:
             raise self._missing("GET", f"/repos/{repo}/pulls/{number}")
         return found
+
+    def pages_url(self, repo: str) -> str | None:
+        self._record("pages_url", repo=repo)
+        return self.pages.get(repo)
 
     def find_pull_request(self, repo: str, *, head: str, base: str) -> PullRequestRef | None:
         self._record("find_pull_request", repo=repo, head=head, base=base)

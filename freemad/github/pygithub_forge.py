@@ -386,6 +386,22 @@ class PyGithubForge:
 
         return self._call("GET", path, first, idempotent=True)
 
+    def pages_url(self, repo: str) -> str | None:
+        path = f"/repos/{repo}/pages"
+
+        def read() -> dict[str, Any]:
+            _, data = self._gh.requester.requestJsonAndCheck("GET", f"{self._repo(repo).url}/pages")
+            return dict(data)
+
+        try:
+            data = self._call("GET", path, read, idempotent=True)
+        except ForgeError as exc:
+            if exc.status in (403, 404):  # no Pages site, or a token without pages: read
+                return None
+            raise
+        url = data.get("html_url")
+        return url.rstrip("/") if isinstance(url, str) and url else None
+
     def dispatch_workflow(
         self, repo: str, workflow: str, ref: str, inputs: Mapping[str, str]
     ) -> None:

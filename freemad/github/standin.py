@@ -118,6 +118,7 @@ class StandIn:
         # on every plan for private repositories).
         self.actions_may_open_pulls = True
         self.drafts_supported = True
+        self.pages: dict[str, str] = {}  # repo -> its Pages site's address (GET .../pages)
         self._faults: list[_Fault] = []
         self._numbers: dict[str, int] = {}
         self._ids = itertools.count(1)
@@ -336,6 +337,16 @@ class StandIn:
             pull["updated_at"] = _now()
         return 200, _public(pull)
 
+    def _pages(self, method: str, repo: str, _: str, body: Any, query: Query) -> Reply:
+        url = self.pages.get(repo)
+        if url is None:
+            return 404, {
+                **_message("Not Found"),
+                "documentation_url": "https://docs.github.com/rest/pages/pages#get-a-apiname-pages-site",
+            }
+        site = {"url": f"{self.base_url}/repos/{repo}/pages", "status": "built", "cname": None}
+        return 200, {**site, "html_url": url, "build_type": "workflow", "public": True}
+
     def _dispatch(self, method: str, repo: str, workflow: str, body: Any, query: Query) -> Reply:
         if not isinstance(body, dict) or not isinstance(body.get("ref"), str):
             return _invalid("WorkflowDispatch", "missing_field", "ref")
@@ -355,6 +366,7 @@ class StandIn:
         ("GET PATCH", r"/pulls/(\d+)", "_pull"),
         ("GET", r"/issues/(\d+)", "_issue"),
         ("POST", r"/actions/workflows/([^/]+)/dispatches", "_dispatch"),
+        ("GET", r"/pages", "_pages"),
     )
 
     def route(self, method: str, path: str, query: Query, body: Any) -> Reply:

@@ -243,3 +243,28 @@ def test_a_dispatch_for_someone_without_write_access_runs_nothing(
         workspace, api, "workflow_dispatch", event, write_config(workspace, "debate")
     )
     assert done.returncode == 0 and outputs["status"] == "refused"
+
+
+def test_run_links_use_the_pages_site_github_reports(
+    tmp_path: Path, origin: Path, api: StandIn
+) -> None:
+    """A custom domain (or a user site) is read from GitHub's Pages API, not guessed."""
+    api.pages[REPO] = "https://dashboards.example.org"
+    workspace = job(tmp_path, origin, "job1")
+    config = write_config(workspace, "debate")
+
+    done, outputs, _ = run_job(workspace, api, "issues", labeled_issue("freemad:debate"), config)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    [posted] = [c for c in api.calls if c.method == "POST"]
+    link = f"https://dashboards.example.org/runs/{outputs['run-id']}.html"
+    assert link in posted.body["body"]
+    assert [c.path for c in api.calls].count(f"/repos/{REPO}/pages") == 1
+
+
+def test_the_default_pages_address_of_a_user_site_and_of_any_other_repository() -> None:
+    from freemad.github.action import default_pages_url
+
+    assert default_pages_url("Octo/octo.github.io") == "https://octo.github.io"
+    assert default_pages_url("Octo/widgets") == "https://octo.github.io/widgets"
+    assert default_pages_url("") == ""

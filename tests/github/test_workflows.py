@@ -177,6 +177,7 @@ def test_the_freemad_workflow_is_reusable_and_triggered_directly() -> None:
         "contents": "write",
         "issues": "write",
         "pull-requests": "write",
+        "pages": "read",
     }
     assert "/freemad" in job["if"]
     assert "freemad:" in job["if"]
