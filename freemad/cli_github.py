@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -71,7 +72,8 @@ def simulate(event_name: str, payload: str, config_path: str | None, permission:
         SqliteStore(Path(folder) / "runs.db") as store,
         PyGithubForge("simulated-token", base_url=api.base_url, throttle=False) as forge,
     ):
-        _seed_comment(api, event_name, body)
+        with contextlib.suppress(ValueError):
+            api.seed(json.loads(body))  # what the event is about exists on GitHub
         settings = Settings(self_login="freemad[bot]", workspace=Path.cwd())
         outcome = Router(config, forge, store, settings).handle(event_name, body)
         for call in api.calls:
@@ -89,16 +91,3 @@ def simulate(event_name: str, payload: str, config_path: str | None, permission:
     click.echo(json.dumps(summary, indent=2))
     if outcome.action == "refused" and permission in ("admin", "maintain", "write"):
         raise UsageError("refused although the sender may write: see the reply above")
-
-
-def _seed_comment(api: object, event_name: str, body: bytes) -> None:
-    """The comment an issue_comment payload is about exists on GitHub; so on the stand-in too."""
-    if event_name != "issue_comment":
-        return
-    try:
-        data = json.loads(body)
-        comment, issue = data["comment"], data["issue"]
-        repo = data["repository"]["full_name"]
-        api.add_comment(repo, int(issue["number"]), str(comment["body"]), int(comment["id"]))  # type: ignore[attr-defined]
-    except (ValueError, KeyError, TypeError):
-        return  # the router reports a malformed payload itself

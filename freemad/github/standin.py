@@ -20,6 +20,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+import yaml
+
 from freemad.github.forge import REACTIONS
 
 DOCS = "https://docs.github.com/rest"
@@ -119,6 +121,8 @@ class StandIn:
         self.actions_may_open_pulls = True
         self.drafts_supported = True
         self.pages: dict[str, str] = {}  # repo -> its Pages site's address (GET .../pages)
+        # (repo, workflow file) -> the workflow's triggers (its `on:`), as add_workflow read them
+        self.workflows: dict[tuple[str, str], dict[str, Any]] = {}
         self._faults: list[_Fault] = []
         self._numbers: dict[str, int] = {}
         self._ids = itertools.count(1)
@@ -227,6 +231,33 @@ class StandIn:
         pull.update(base=self._part(repo, f"{repo.split('/', 1)[0]}:{base_ref}"))
         self.pulls[(repo, number)] = {**pull, "repo": repo}
 
+    def seed(self, payload: Mapping[str, Any]) -> None:
+        """Seed what a webhook payload is about and GitHub already has: its issue or pull request,
+        and the comment of an issue_comment. A malformed payload seeds nothing."""
+        try:
+            repo = str(payload["repository"]["full_name"])
+            issue, pull, comment = (payload.get(k) for k in ("issue", "pull_request", "comment"))
+            if isinstance(issue, Mapping) and (repo, int(issue["number"])) not in self.issues:
+                number = int(issue["number"])
+                self.add_issue(repo, number, str(issue.get("title", "")), issue.get("body") or "")
+            if isinstance(pull, Mapping) and (repo, int(pull["number"])) not in self.pulls:
+                head, base = pull["head"], pull["base"]
+                head_repo = (head.get("repo") or {}).get("full_name") or ""
+                number = int(pull["number"])
+                self.add_pull(
+                    repo,
+                    number,
+                    head_ref=str(head["ref"]),
+                    head_sha=str(head["sha"]),
+                    base_ref=str(base["ref"]),
+                    head_repo=str(head_repo),
+                )
+            if isinstance(comment, Mapping) and isinstance(issue, Mapping):
+                number, cid = int(issue["number"]), int(comment["id"])
+                self.add_comment(repo, number, str(comment["body"]), cid)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return
+
     def add_issue(self, repo: str, number: int, title: str, body: str) -> None:
         """Seed an issue someone opened (the one a dispatched job reads back)."""
         api, web = f"/repos/{repo}/issues/{number}", f"/{repo}/issues/{number}"
@@ -234,6 +265,9 @@ class StandIn:
         issue.update(number=number, title=title, body=body, state="open", labels=[])
         issue.update(user=self.user("octocat"), pull_request=None, repo=repo)
         self.issues[(repo, number)] = issue
+
+    def _exists(self, repo: str, number: int) -> bool:
+        return (repo, number) in self.issues or (repo, number) in self.pulls
 
     def _issue(self, method: str, repo: str, number: str, body: Any, query: Query) -> Reply:
         issue = self.issues.get((repo, int(number)))
@@ -249,6 +283,8 @@ class StandIn:
 
     def _post_comment(self, method: str, repo: str, number: str, body: Any, query: Query) -> Reply:
         text = body.get("body") if isinstance(body, dict) else None
+        if not self._exists(repo, int(number)):
+            return NOT_FOUND  # GitHub: 404 for an issue or pull request that does not exist
         if not isinstance(text, str):
             return _invalid("IssueComment", "missing_field", "body")
         cid = next(self._ids)
@@ -347,10 +383,33 @@ class StandIn:
         site = {"url": f"{self.base_url}/repos/{repo}/pages", "status": "built", "cname": None}
         return 200, {**site, "html_url": url, "build_type": "workflow", "public": True}
 
+    def add_workflow(self, repo: str, name: str, text: str) -> None:
+        """Seed a workflow file of the repository (its YAML), so a dispatch is checked as GitHub
+        checks it: the file exists, has a `workflow_dispatch` trigger, and declares the inputs."""
+        document = yaml.safe_load(text) or {}
+        triggers = document.get("on", document.get(True, {}))  # YAML 1.1 reads `on` as True
+        if isinstance(triggers, str):
+            triggers = {triggers: None}
+        elif isinstance(triggers, list):
+            triggers = dict.fromkeys(triggers)
+        self.workflows[(repo, name)] = dict(triggers or {})
+
     def _dispatch(self, method: str, repo: str, workflow: str, body: Any, query: Query) -> Reply:
         if not isinstance(body, dict) or not isinstance(body.get("ref"), str):
             return _invalid("WorkflowDispatch", "missing_field", "ref")
         inputs = body.get("inputs") or {}
+        triggers = self.workflows.get((repo, unquote(workflow)))
+        if triggers is None:
+            return NOT_FOUND
+        if "workflow_dispatch" not in triggers:
+            return 422, _message("Workflow does not have 'workflow_dispatch' trigger")
+        declared = (triggers.get("workflow_dispatch") or {}).get("inputs") or {}
+        unexpected = sorted(set(inputs) - set(declared))
+        if unexpected:
+            return 422, _message(f"Unexpected inputs provided: {json.dumps(unexpected)}")
+        for name, spec in declared.items():
+            if isinstance(spec, dict) and spec.get("required") and name not in inputs:
+                return 422, _message(f"Required input '{name}' not provided")
         dispatch = {"repo": repo, "workflow": unquote(workflow), "ref": body["ref"]}
         self.dispatches.append({**dispatch, "inputs": inputs})
         return 204, None

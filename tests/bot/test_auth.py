@@ -261,6 +261,7 @@ def settings(tmp_path: Path, api_url: str, **values: Any) -> BotSettings:
 
 def test_forge_for_a_plain_token_talks_to_the_configured_api(tmp_path: Path) -> None:
     with StandIn(token="pat-123") as api:
+        api.add_issue("octo-org/octo-repo", 7, "an issue", "")
         forge = forge_for(settings(tmp_path, api.base_url, github_token="pat-123"), None)
         assert isinstance(forge, PyGithubForge)
         posted = forge.comment("octo-org/octo-repo", 7, "hello")
@@ -273,6 +274,7 @@ def test_forge_for_an_app_mints_a_token_and_uses_it(
 ) -> None:
     endpoint.clock.now = time.time()  # forge_for's token source reads the real clock
     with StandIn(token="ghs_minted1") as api:
+        api.add_issue("octo-org/octo-repo", 7, "an issue", "")
         endpoint.api = api  # the rest of the REST API, behind the same base URL
         values = {"app_id": APP_ID, "app_private_key": pem(app_key)}
         forge = forge_for(settings(tmp_path, endpoint.base_url, **values), 42)

@@ -146,7 +146,9 @@ def end_to_end(tmp_path: Path, api: StandIn, extra: dict[str, str]) -> None:
                 return None
 
         wait_for(healthy, "the web edge and a worker heartbeat")
-        body = json.dumps(labeled_issue("freemad:debate")).encode()
+        payload = labeled_issue("freemad:debate")
+        api.seed(payload)  # the issue exists on GitHub
+        body = json.dumps(payload).encode()
         signature = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
         request = urllib.request.Request(
             f"{url}/webhook",

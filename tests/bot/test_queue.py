@@ -446,3 +446,25 @@ def test_two_commands_on_one_issue_run_one_after_the_other_on_two_workers(env: E
     elsewhere.join(30)
     assert worker().handle("d-2") == "done"
     assert run.calls == ["d-first", "d-other", "d-2"]
+
+
+@pytest.mark.parametrize(
+    ("event", "payload"),
+    [("issues", labeled_issue()), ("issue_comment", issue_comment("/freemad plan add a cache"))],
+)
+def test_what_the_bot_dispatches_is_what_the_workflow_declares(
+    event: str, payload: dict[str, Any]
+) -> None:
+    """The actions executor's inputs against the FREE-MAD workflow we ship, checked as GitHub
+    checks a dispatch (the stand-in reads the workflow's `workflow_dispatch` inputs)."""
+    from freemad.bot.executors import WORKFLOW, Dispatch, dispatch_for
+    from freemad.github.pygithub_forge import PyGithubForge
+    from freemad.github.standin import StandIn
+
+    plan = dispatch_for(delivery("d-x", event, payload))
+    assert isinstance(plan, Dispatch), plan
+    workflow = Path(__file__).resolve().parents[2] / ".github" / "workflows" / WORKFLOW
+    with StandIn() as api, PyGithubForge("t", base_url=api.base_url, throttle=False) as forge:
+        api.add_workflow(plan.repo, WORKFLOW, workflow.read_text())
+        forge.dispatch_workflow(plan.repo, WORKFLOW, plan.ref, plan.inputs)
+        assert [(c.method, c.status) for c in api.calls] == [("POST", 204)]

@@ -76,6 +76,7 @@ def test_one_host_starts_a_task_and_another_answers_it(
 ) -> None:
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
     with StandIn(token=TOKEN, permissions={"alice": "write"}) as api:
+        api.seed(labeled_issue("freemad:plan"))  # the issue exists on GitHub
         first = host(tmp_path, "host-a", api, remote.parent.parent, "branch")
         second = host(tmp_path, "host-b", api, remote.parent.parent, "branch")
 
@@ -106,6 +107,7 @@ def test_without_the_branch_the_second_host_knows_nothing(
     """The contrast: per-host runs.db, the answer finds no task on the other host."""
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
     with StandIn(token=TOKEN, permissions={"alice": "write"}) as api:
+        api.seed(labeled_issue("freemad:plan"))  # the issue exists on GitHub
         first = host(tmp_path, "host-a", api, remote.parent.parent, "local")
         second = host(tmp_path, "host-b", api, remote.parent.parent, "local")
         assert work(first, "d-1", "issues", labeled_issue("freemad:plan")) == "done"

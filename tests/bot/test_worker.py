@@ -62,7 +62,7 @@ class Bot:
     """The environment a deployment gives both the web edge and the workers."""
 
     def __init__(self, tmp_path: Path, api: StandIn) -> None:
-        self.tmp_path = tmp_path
+        self.tmp_path, self.api = tmp_path, api
         self.environ = {
             "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
             "HOME": str(tmp_path),
@@ -78,6 +78,7 @@ class Bot:
         self.workers: list[subprocess.Popen[bytes]] = []
 
     def post(self, event: str, payload: dict[str, Any], delivery_id: str) -> int:
+        self.api.seed(payload)  # what the event is about exists on GitHub
         body = json.dumps(payload).encode()
         signature = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
         app = create_app(self.settings, executor=executor_from(self.settings))

@@ -78,10 +78,7 @@ def run_job(
     folder.mkdir(exist_ok=True)
     event_path, output, summary = folder / "event.json", folder / "output", folder / "summary.md"
     event_path.write_text(json.dumps(payload))
-    if event == "issue_comment":  # the comment the event is about exists on GitHub
-        api.add_comment(
-            REPO, payload["issue"]["number"], payload["comment"]["body"], payload["comment"]["id"]
-        )
+    api.seed(payload)  # the issue (and comment) the event is about exists on GitHub
     env = {
         "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
         "HOME": os.environ.get("HOME", str(folder)),

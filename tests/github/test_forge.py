@@ -8,6 +8,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -32,10 +33,17 @@ def rest_fixture(name: str) -> list[dict]:
     return json.loads(path.read_text())
 
 
+def with_issues(standin: StandIn) -> StandIn:
+    """Issues 1 to 9 exist: GitHub answers 404 to a comment on one that does not."""
+    for number in range(1, 10):
+        standin.add_issue(REPO, number, f"issue {number}", "")
+    return standin
+
+
 @pytest.fixture
 def api() -> Iterator[StandIn]:
     with StandIn(permissions=PERMISSIONS, token=TOKEN) as standin:
-        yield standin
+        yield with_issues(standin)
 
 
 @pytest.fixture
@@ -159,10 +167,40 @@ def test_find_pull_request_filters_by_owner_branch_and_base(api, forge) -> None:
     assert api.calls[1].query == {"state": "open", "head": "octo:freemad/x", "base": "main"}
 
 
+FREEMAD_YML = Path(__file__).resolve().parents[2] / ".github" / "workflows" / "freemad.yml"
+
+
 def test_dispatch_workflow_posts_ref_and_inputs(api, forge) -> None:
-    forge.dispatch_workflow(REPO, "freemad.yml", "main", {"task": "t-1", "step": "review"})
+    api.add_workflow(REPO, "freemad.yml", FREEMAD_YML.read_text())
+    forge.dispatch_workflow(REPO, "freemad.yml", "main", {"mode": "plan", "issue": "7"})
     assert seen(api) == [("POST", f"{R}/actions/workflows/freemad.yml/dispatches", 204)]
-    assert api.calls[0].body == {"ref": "main", "inputs": {"task": "t-1", "step": "review"}}
+    assert api.calls[0].body == {"ref": "main", "inputs": {"mode": "plan", "issue": "7"}}
+
+
+@pytest.mark.parametrize(
+    ("workflow", "inputs", "said"),
+    [
+        ("on: [push]", {}, "Workflow does not have 'workflow_dispatch' trigger"),
+        (FREEMAD_YML.name, {"task": "t-1"}, 'Unexpected inputs provided: ["task"]'),
+        (
+            "on:\n  workflow_dispatch:\n    inputs:\n      goal: {required: true}",
+            {},
+            "Required input 'goal' not provided",
+        ),
+    ],
+)
+def test_a_dispatch_github_would_refuse_is_refused(api, forge, workflow, inputs, said) -> None:
+    text = FREEMAD_YML.read_text() if workflow == FREEMAD_YML.name else workflow
+    api.add_workflow(REPO, "w.yml", text)
+    with pytest.raises(ForgeError, match="422") as refused:
+        forge.dispatch_workflow(REPO, "w.yml", "main", inputs)
+    assert said in str(refused.value)
+    assert api.dispatches == []
+
+
+def test_a_dispatch_of_a_workflow_file_that_does_not_exist_is_404(api, forge) -> None:
+    with pytest.raises(ForgeError, match="404"):
+        forge.dispatch_workflow(REPO, "nowhere.yml", "main", {})
 
 
 def test_a_refused_dispatch_raises(api, forge) -> None:
@@ -187,6 +225,7 @@ def test_requests_carry_the_token_but_calls_leave_it_out(api, forge) -> None:
 
 def test_a_base_url_with_a_path_prefix_is_used_for_every_request(sleeps) -> None:
     with StandIn(prefix="/api/v3", permissions=PERMISSIONS) as api:
+        with_issues(api)
         assert api.base_url.endswith("/api/v3")
         with PyGithubForge(TOKEN, base_url=api.base_url, sleep=sleeps.append, throttle=False) as f:
             posted = f.comment(REPO, 1, "hello")
@@ -396,3 +435,12 @@ def test_recording_forge_fails_on_request() -> None:
         fake.comment(REPO, 1, "x")
     assert fake.comment(REPO, 1, "x").id > 0
     assert len(fake.calls_to("comment")) == 2
+
+
+def test_a_comment_on_an_issue_that_does_not_exist_is_refused_as_github_does(
+    forge: PyGithubForge, api: StandIn
+) -> None:
+    with pytest.raises(ForgeError) as refused:
+        forge.comment(REPO, 4040, "x")
+    assert refused.value.status == 404
+    assert [c.status for c in api.calls if c.method == "POST"] == [404]
