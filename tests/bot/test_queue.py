@@ -464,7 +464,12 @@ def test_what_the_bot_dispatches_is_what_the_workflow_declares(
     plan = dispatch_for(delivery("d-x", event, payload))
     assert isinstance(plan, Dispatch), plan
     workflow = Path(__file__).resolve().parents[2] / ".github" / "workflows" / WORKFLOW
-    with StandIn() as api, PyGithubForge("t", base_url=api.base_url, throttle=False) as forge:
+    with (
+        StandIn() as api,
+        PyGithubForge(
+            "ghs_DispatchContractToken00000000000000", base_url=api.base_url, throttle=False
+        ) as forge,
+    ):
         api.add_workflow(plan.repo, WORKFLOW, workflow.read_text())
         forge.dispatch_workflow(plan.repo, WORKFLOW, plan.ref, plan.inputs)
         assert [(c.method, c.status) for c in api.calls] == [("POST", 204)]
