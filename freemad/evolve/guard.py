@@ -42,23 +42,23 @@ def check_refs(
     repo_root: Path,
     run_id: str,
     admitted: Mapping[int, str],
-    before_baseline: bool,
+    seed: str,
     pending: tuple[int, str] | None,
     *,
     repair: bool,
 ) -> list[Tampering]:
     """The run's branch and `evolve/<run>/v*` tags against the admitted versions {version: commit};
-    with `repair`, every difference is undone. Before the baseline is admitted, `admitted` is
-    {0: seed} and no tag is expected yet.
+    with `repair`, every difference is undone. Before the baseline is admitted (`admitted` is
+    empty) the branch is at `seed` and no tag is expected yet.
 
     `pending` is an admission recorded as judged but not yet as a version: its tag and the
     branch at its commit are a crash's leftovers, rolled forward later, not tampering.
     """
     found: list[Tampering] = []
     branch = f"refs/heads/{branch_name(run_id)}"
-    tip = admitted[max(admitted)]
+    tip = admitted[max(admitted)] if admitted else seed
     allowed_tips = {tip} | ({pending[1]} if pending else set())
-    expected_tags = {} if before_baseline else {tag_name(run_id, v): c for v, c in admitted.items()}
+    expected_tags = {tag_name(run_id, v): c for v, c in admitted.items()}
     if pending is not None:
         expected_tags.setdefault(tag_name(run_id, pending[0]), pending[1])
     with open_repo(repo_root) as repo:

@@ -13,14 +13,27 @@ from freemad.sandbox import Sandbox, View
 _TAIL = 2000  # characters of a stage's output kept in the judged event
 
 
+def sandbox_problem(*boxes: Sandbox | None) -> str | None:
+    """The first of these sandboxes that cannot run, as one line naming the setting that chose
+    it; None when all can."""
+    for box in boxes:
+        if box is None:
+            continue
+        problem = box.problem()
+        if problem:
+            where = "evolve.judge.container" if box.kind == "container" else "security.sandbox"
+            return f"{where}: {problem}"
+    return None
+
+
 def run_stages(
     stages: Sequence[StageConfig], sandbox: Sandbox, worktree: Path, view: View | None = None
 ) -> tuple[Measurement, list[dict[str, Any]]]:
     """Run the stages in order until one fails; the measurement, and one record per stage run."""
     outcomes: list[StageOutcome] = []
     records: list[dict[str, Any]] = []
+    seen = view or View.of([worktree])
     for stage in stages:
-        seen = view or View.of([worktree])
         result = sandbox.run(stage.command_words, worktree, stage.timeout_sec, seen)
         if result.exit_code is None and not result.timed_out:
             # Never started (a missing program, an unusable container runtime): say which.

@@ -124,8 +124,12 @@ class Lineage:
     def restore_protected(self, paths: Sequence[str]) -> None:
         """Put every protected path back as it is in the seed, or absent when the seed lacks it."""
         paths = [_protected(path) for path in paths]
-        if not paths:
-            return
+        if paths:
+            self._take_back(self.seed, paths)
+
+    def _take_back(self, commit: str, paths: Sequence[str]) -> None:
+        """Put `paths` back in the worktree and the index as they are in `commit`, or absent
+        where it lacks them; a symlinked parent is unlinked, never followed."""
         try:
             parents = [p for path in paths for p in remove_from_disk(self.worktree, path)]
         except PermissionError:
@@ -135,11 +139,11 @@ class Lineage:
         with _git_errors(self.worktree):
             run = self._git(admin)
             run.rm("-r", "--cached", "--force", "--ignore-unmatch", "-q", "--", *paths, *parents)
-            # A parent the seed has as a file or symlink comes back too: it was the seed's own.
-            seeded = self._entries_in(self.seed, [*paths, *parents])
-            back = [p for p, (kind, _) in seeded.items() if p in paths or kind != "tree"]
+            # A parent `commit` has as a file or symlink comes back too: it was the commit's own.
+            kept = self._entries_in(commit, [*paths, *parents])
+            back = [p for p, (kind, _) in kept.items() if p in paths or kind != "tree"]
             if back:
-                run.checkout(self.seed, "--", *back)
+                run.checkout(commit, "--", *back)
 
     def stage(self) -> str:
         """Stage everything, leave the worktree holding exactly the index; the tree id."""
@@ -167,16 +171,8 @@ class Lineage:
                 "-r", "-z", "--name-only", "--no-renames", base_commit, tree, "--", ".", *excluded
             )
         outside = [path for path in str(out).split("\0") if path]
-        if not outside:
-            return []
-        admin = self._admin()
-        parents = [p for path in outside for p in remove_from_disk(self.worktree, path)]
-        with _git_errors(self.worktree):
-            run = self._git(admin)
-            run.rm("-r", "--cached", "--force", "--ignore-unmatch", "-q", "--", *outside, *parents)
-            found = self._entries_in(base_commit, outside)
-            if found:
-                run.checkout(base_commit, "--", *found)
+        if outside:
+            self._take_back(base_commit, outside)
         return outside
 
     def protected_ids(self, tree: str, paths: Sequence[str]) -> dict[str, str]:

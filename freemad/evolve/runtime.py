@@ -30,7 +30,7 @@ from freemad.core.evolve import Measurement, failure_signature, judge
 from freemad.core.evolve_state import EvolveState, Next, Status, fold, next_action
 from freemad.errors import ConfigError, UsageError
 from freemad.evolve.guard import GitFolderSnapshot, Tampering, check_refs
-from freemad.evolve.judging import measurement_data, run_stages
+from freemad.evolve.judging import measurement_data, run_stages, sandbox_problem
 from freemad.evolve.lineage import (
     Lineage,
     branch_name,
@@ -214,13 +214,12 @@ class EvolveRunner:
     ) -> list[Tampering]:
         """The run's refs (and, given a snapshot, the repository's git settings) against the
         store; every difference undone and returned."""
-        admitted = {v.version: v.commit for v in state.versions}
         pending = state.pending
         found = check_refs(
             self.repo,
             state.run_id,
-            admitted or {0: state.seed_commit},
-            not admitted,
+            {v.version: v.commit for v in state.versions},
+            state.seed_commit,
             (pending.version, pending.commit) if pending else None,
             repair=True,
         )
@@ -417,11 +416,9 @@ class EvolveRunner:
             raise UsageError(
                 f"{self.repo} has uncommitted changes ({shown}); commit or stash them first"
             )
-        for box in (self.sandbox, self.agent_box):
-            problem = box.problem()
-            if problem:
-                where = "evolve.judge.container" if box.kind == "container" else "security.sandbox"
-                raise UsageError(f"{where}: {problem}")
+        problem = sandbox_problem(self.sandbox, self.agent_box)
+        if problem:
+            raise UsageError(problem)
         return seed
 
     def _check_judge(self, state: EvolveState) -> None:

@@ -21,7 +21,7 @@ import git
 from freemad.config.evolve import EvolveConfig
 from freemad.core.evolve import judge
 from freemad.errors import FreemadError
-from freemad.evolve.judging import measurement_data, run_stages
+from freemad.evolve.judging import measurement_data, run_stages, sandbox_problem
 from freemad.evolve.lineage import dirty_paths, resolve_seed
 from freemad.sandbox import Sandbox, View
 
@@ -48,13 +48,10 @@ def validate(
             shown = ", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else "")
             errors.append(f"{repo} has uncommitted changes ({shown}); commit or stash them first")
         warnings += _missing_protected(repo, seed, evolve.judge.protected_paths)
-    problems = [
-        (box, box.problem()) for box in (sandbox, agent_box) if box is not None and box.problem()
-    ]
-    for box, problem in problems[:1]:
-        where = "evolve.judge.container" if box.kind == "container" else "security.sandbox"
-        errors.append(f"{where}: {problem}")
-    if not problems and seed is not None:
+    problem = sandbox_problem(sandbox, agent_box)
+    if problem:
+        errors.append(problem)
+    elif seed is not None:
         baseline, error = _dry_run(evolve, sandbox, repo, seed)
         report["baseline"] = baseline
         if error:
