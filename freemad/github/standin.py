@@ -15,7 +15,6 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -23,11 +22,16 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import yaml
 
 from freemad.github.forge import REACTIONS
+from freemad.github.standin_replies import (
+    NOT_FOUND,
+    Reply,
+    default_error_body,
+    error_body,
+    invalid,
+)
 
-DOCS = "https://docs.github.com/rest"
 ROLE_PERMISSION = {"maintain": "write", "triage": "read"}  # the `permission` a role reports
 RATE_HEADERS = ("Limit", "Remaining", "Reset", "Used", "Resource")
-Reply = tuple[int, Any]
 Query = Mapping[str, str]
 
 
@@ -51,38 +55,6 @@ class _Fault:
     times: int
     method: str | None
     path: str | None
-
-
-def _message(text: str) -> dict[str, Any]:
-    return {"message": text, "documentation_url": DOCS}
-
-
-NOT_FOUND: Reply = (404, _message("Not Found"))
-
-
-def _invalid_body(resource: str, code: str, field: str, message: str = "") -> dict[str, Any]:
-    """GitHub's 422 body, shaped as octokit's recorded `errors.json`."""
-    error = {"resource": resource, "code": code, "field": field}
-    return {
-        **_message("Validation Failed"),
-        "errors": [{**error, "message": message} if message else error],
-    }
-
-
-def _invalid(resource: str, code: str, field: str, message: str = "") -> Reply:
-    return 422, _invalid_body(resource, code, field, message)
-
-
-def default_error_body(status: int, headers: Mapping[str, str]) -> dict[str, Any]:
-    """What GitHub says with such a status, for `fail_next` without a body."""
-    lower = {k.lower(): v for k, v in headers.items()}
-    if status in (403, 429) and lower.get("x-ratelimit-remaining") == "0":
-        return _message("API rate limit exceeded for user ID 1.")
-    if status in (403, 429):
-        return _message("You have exceeded a secondary rate limit. Please wait a few minutes.")
-    if status == 422:
-        return _invalid_body("Issue", "invalid", "body")
-    return _message(HTTPStatus(status).phrase)
 
 
 def _now() -> str:
@@ -286,7 +258,7 @@ class StandIn:
         if not self._exists(repo, int(number)):
             return NOT_FOUND  # GitHub: 404 for an issue or pull request that does not exist
         if not isinstance(text, str):
-            return _invalid("IssueComment", "missing_field", "body")
+            return invalid("IssueComment", "missing_field", "body")
         cid = next(self._ids)
         web = f"/{repo}/issues/{number}#issuecomment-{cid}"
         comment = self._item(f"/repos/{repo}/issues/comments/{cid}", web, cid, "IC")
@@ -301,14 +273,14 @@ class StandIn:
             return NOT_FOUND
         if method == "PATCH":
             if not isinstance(body, dict) or not isinstance(body.get("body"), str):
-                return _invalid("IssueComment", "missing_field", "body")
+                return invalid("IssueComment", "missing_field", "body")
             comment.update(body=body["body"], updated_at=_now())
         return 200, _public(comment)
 
     def _react(self, method: str, repo: str, cid: str, body: Any, query: Query) -> Reply:
         content = body.get("content") if isinstance(body, dict) else None
         if content not in REACTIONS:
-            return _invalid("Reaction", "invalid", "content")
+            return invalid("Reaction", "invalid", "content")
         if self.comments.get(int(cid), {}).get("repo") != repo:
             return NOT_FOUND
         key = {"repo": repo, "comment_id": int(cid), "content": content}
@@ -334,21 +306,21 @@ class StandIn:
         data = body if isinstance(body, dict) else {}
         for field in ("head", "base", "title"):
             if not isinstance(data.get(field), str):
-                return _invalid("PullRequest", "missing_field", field)
+                return invalid("PullRequest", "missing_field", field)
         if not self.actions_may_open_pulls:
             return 403, {
-                **_message("GitHub Actions is not permitted to create or approve pull requests."),
+                **error_body("GitHub Actions is not permitted to create or approve pull requests."),
                 "documentation_url": "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
             }
         if data.get("draft") and not self.drafts_supported:
             message = "Draft pull requests are not supported in this repository."
-            return _invalid("PullRequest", "custom", "draft", message)
+            return invalid("PullRequest", "custom", "draft", message)
         owner = repo.split("/", 1)[0]
         label = data["head"] if ":" in data["head"] else f"{owner}:{data['head']}"
         open_ones = self._list_pulls("GET", repo, "", None, {"head": label, "base": data["base"]})
         if open_ones[1]:
             message = f"A pull request already exists for {label}."
-            return _invalid("PullRequest", "custom", "head", message)
+            return invalid("PullRequest", "custom", "head", message)
         number = self._numbers[repo] = self._numbers.get(repo, 0) + 1
         api, web = f"/repos/{repo}/pulls/{number}", f"/{repo}/pull/{number}"
         pull = self._item(api, web, next(self._ids), "PR")
@@ -377,7 +349,7 @@ class StandIn:
         url = self.pages.get(repo)
         if url is None:
             return 404, {
-                **_message("Not Found"),
+                **error_body("Not Found"),
                 "documentation_url": "https://docs.github.com/rest/pages/pages#get-a-apiname-pages-site",
             }
         site = {"url": f"{self.base_url}/repos/{repo}/pages", "status": "built", "cname": None}
@@ -396,20 +368,20 @@ class StandIn:
 
     def _dispatch(self, method: str, repo: str, workflow: str, body: Any, query: Query) -> Reply:
         if not isinstance(body, dict) or not isinstance(body.get("ref"), str):
-            return _invalid("WorkflowDispatch", "missing_field", "ref")
+            return invalid("WorkflowDispatch", "missing_field", "ref")
         inputs = body.get("inputs") or {}
         triggers = self.workflows.get((repo, unquote(workflow)))
         if triggers is None:
             return NOT_FOUND
         if "workflow_dispatch" not in triggers:
-            return 422, _message("Workflow does not have 'workflow_dispatch' trigger")
+            return 422, error_body("Workflow does not have 'workflow_dispatch' trigger")
         declared = (triggers.get("workflow_dispatch") or {}).get("inputs") or {}
         unexpected = sorted(set(inputs) - set(declared))
         if unexpected:
-            return 422, _message(f"Unexpected inputs provided: {json.dumps(unexpected)}")
+            return 422, error_body(f"Unexpected inputs provided: {json.dumps(unexpected)}")
         for name, spec in declared.items():
             if isinstance(spec, dict) and spec.get("required") and name not in inputs:
-                return 422, _message(f"Required input '{name}' not provided")
+                return 422, error_body(f"Required input '{name}' not provided")
         dispatch = {"repo": repo, "workflow": unquote(workflow), "ref": body["ref"]}
         self.dispatches.append({**dispatch, "inputs": inputs})
         return 204, None
@@ -464,9 +436,9 @@ class StandIn:
                 if fault is not None:
                     status, reply, extra = fault.status, fault.body, fault.headers
                 elif refused:
-                    status, reply = 401, _message("Bad credentials")
+                    status, reply = 401, error_body("Bad credentials")
                 elif isinstance(body, str):
-                    status, reply = 400, _message("Problems parsing JSON")
+                    status, reply = 400, error_body("Problems parsing JSON")
                 else:
                     status, reply = self.route(method, path, query, body)
             self.calls.append(StandInCall(method, path, query, body, kept, status))
