@@ -2,7 +2,7 @@
 
 Every call gets a PID namespace of its own (whatever it starts, `setsid` or not, dies with it and
 with FREE-MAD), no capabilities, the whole file system read-only (so toolchains stay usable
-wherever they live), a private /tmp, the `View`'s writable folders, and neither credential stores
+wherever they live: one in /tmp is bound into the private /tmp too), a private /tmp, the `View`'s writable folders, and neither credential stores
 nor any agent's login. Code calls without network also get a network namespace of their own and
 a seccomp filter that refuses Unix-domain sockets; agent CLIs keep the network and their own login.
 """
@@ -14,6 +14,7 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -87,6 +88,25 @@ class BubblewrapSandbox:
                 args += ["--tmpfs", folder]
         return args
 
+    def _toolchains(self, program: str | None = None) -> list[str]:
+        """Read-only binds of toolchains that live in a folder the sandbox makes private (a
+        virtual environment under /tmp, say): every PATH entry there, FREE-MAD's own Python
+        environment, and the program itself; a `bin` folder brings its whole prefix."""
+        private = [_real(Path(folder)) for folder in (_PRIVATE_TMP, *_PRIVATE_FOLDERS)]
+        wanted = [Path(entry) for entry in os.environ.get("PATH", "").split(os.pathsep) if entry]
+        wanted += [Path(sys.prefix)] + ([Path(program).parent] if program else [])
+        args: list[str] = []
+        seen: set[Path] = set()
+        for folder in wanted:
+            place = _real(folder)
+            if place.name == "bin":
+                place = place.parent
+            inside = any(place.is_relative_to(p) and place != p for p in private)
+            if inside and place.is_dir() and place not in seen:
+                seen.add(place)
+                args += ["--ro-bind", str(place), str(place)]
+        return args
+
     def _hide(self, paths: Sequence[Path]) -> list[str]:
         """Empty, throw-away folders over hidden folders; /dev/null over anything else. A path
         is hidden where it really is, so a symlink to it leads to the empty place too."""
@@ -132,7 +152,7 @@ class BubblewrapSandbox:
 
     def code_argv(self, cwd: Path, view: View) -> list[str]:
         """bwrap's own words for a code call, up to and including `--`."""
-        args = self._base(code=True)
+        args = self._base(code=True) + self._toolchains()
         if not self.network and Path("/run").is_dir():
             args += ["--tmpfs", "/run"]
         else:
@@ -146,7 +166,7 @@ class BubblewrapSandbox:
         self, argv: Sequence[str], cwd: Path, view: View, own: Sequence[str]
     ) -> list[str]:
         home = Path.home()
-        args = self._base(code=False)
+        args = self._base(code=False) + self._toolchains(argv[0] if argv else None)
         args += self._hide([*self._services(), *self._home_hidden(own), *view.hidden])
         for entry in own:
             place = home / entry.rstrip("/")

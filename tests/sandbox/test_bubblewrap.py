@@ -270,3 +270,33 @@ def test_debate_agents_run_sandboxed_when_asked(tmp_path: Path, marker: str) -> 
     assert result.status == "completed", result.error
     assert "d" in result.holders_history[0], "the daemon's agent answered in round 0"
     assert none_left(marker), "a debate agent's daemon outlived its call"
+
+
+def test_a_toolchain_under_tmp_is_still_found_by_code_and_agents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sandbox's /tmp is private, but a virtual environment someone made in /tmp is a
+    toolchain like any other: its `bin` on PATH (and a program named by path) still runs."""
+    prefix = tmp_path / "venv"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "share.txt").write_text("from the prefix")
+    tool = prefix / "bin" / "hello-tool"
+    tool.write_text(f"#!/bin/sh\ncat {prefix / 'share.txt'}\necho ' SOLUTION: 42'\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{prefix / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    work = tmp_path / "work"
+    work.mkdir()
+    ran = code_sandbox("auto").run(["hello-tool"], work, 60, View.of([work]))
+    assert ran.stdout.startswith("from the prefix"), ran.stderr
+    write = code_sandbox("auto").run(
+        ["sh", "-c", f"echo x > {prefix}/new"], work, 60, View.of([work])
+    )
+    assert write.exit_code != 0 and not (prefix / "new").exists()  # read-only, as all of /
+    agent = CliAgent(
+        AgentConfig(id="a", cli_command=str(tool)),
+        max_output_bytes=10_000,
+        sandbox=agent_sandbox("auto"),
+        view=View.of([work]),
+    )
+    result = asyncio.run(agent.call(CallRequest(Mode.GENERATE, "go", 30)))
+    assert result.ok, result.detail
