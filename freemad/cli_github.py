@@ -72,8 +72,9 @@ def simulate(event_name: str, payload: str, config_path: str | None, permission:
         SqliteStore(Path(folder) / "runs.db") as store,
         PyGithubForge("simulated-token", base_url=api.base_url, throttle=False) as forge,
     ):
-        with contextlib.suppress(ValueError):
-            api.seed(json.loads(body))  # what the event is about exists on GitHub
+        with contextlib.suppress(ValueError, LookupError, TypeError, AttributeError):
+            data = json.loads(body)
+            api.seed(data)  # what the event is about (its issue, pull request, comment) exists
         settings = Settings(self_login="freemad[bot]", workspace=Path.cwd())
         outcome = Router(config, forge, store, settings).handle(event_name, body)
         for call in api.calls:

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Install GitHub's published API descriptions from the npm registry, for the contract tests:
-# @octokit/openapi-webhooks (every webhook payload's JSON Schema, as GitHub publishes them).
-# Tests find them in .cache/octokit; without npm they are skipped, saying so.
+# @octokit/openapi (the REST API's OpenAPI description: every operation's path, parameters,
+# request body and responses) and @octokit/openapi-webhooks (every webhook payload's JSON Schema).
+# Tests find them in .cache/octokit; without npm they are skipped, saying so. Only the
+# descriptions the tests read are kept: api.github.com and the newest GHES, unresolved ($ref)
+# form; the dereferenced and GHEC copies (about 350 MB) are deleted after install.
 #
 # Usage: scripts/install-github-descriptions.sh [PREFIX]     (default: <repo>/.cache/octokit)
 # FREEMAD_OCTOKIT_PACKAGES (space-separated npm specs) overrides the pinned versions.
@@ -18,7 +21,7 @@ script="${BASH_SOURCE[0]}"
 [[ "$script" == */* ]] || script="./$script"
 repo="$(cd "${script%/*}/.." && pwd)"
 prefix="${1:-$repo/.cache/octokit}"
-packages="${FREEMAD_OCTOKIT_PACKAGES:-@octokit/openapi-webhooks@12.1.0}"
+packages="${FREEMAD_OCTOKIT_PACKAGES:-@octokit/openapi@23.0.2 @octokit/openapi-webhooks@12.1.0}"
 stamp="$prefix/.installed"
 
 mkdir -p "$prefix"
@@ -29,4 +32,8 @@ fi
 say "installing $packages into $prefix"
 # shellcheck disable=SC2086  # the package list is meant to split into words
 npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error $packages >&2
+generated="$prefix/node_modules/@octokit/openapi/generated"
+if [ -d "$generated" ]; then
+  find "$generated" -name '*.json' ! -name 'api.github.com.json' ! -name 'ghes-3.19.json' -delete
+fi
 printf '%s\n' "$packages" >"$stamp"

@@ -98,3 +98,44 @@ def scripted_config(ids: Iterable[str], **sections: Any) -> FreemadConfig:
 def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+# -- GitHub's REST API description holds every exchange with the stand-in ----------------------
+# Every StandIn a test starts is watched; when the test ends, each request FREE-MAD sent and each
+# answer the stand-in gave is checked against @octokit/openapi (tests/github/openapi_contract.py),
+# and a departure fails the test. Without the description (no npm), tests/github/
+# test_openapi_contract.py says it is skipped; the exchanges then go unchecked.
+CONTRACT_CHECKED: list[int] = [0]
+
+
+@pytest.fixture(autouse=True)
+def _rest_contract(monkeypatch: pytest.MonkeyPatch) -> Iterable[None]:
+    from freemad.github.standin import StandIn
+    from tests.github import openapi_contract
+
+    if not openapi_contract.description_path().is_file():
+        yield
+        return
+    started: list[StandIn] = []
+    start = StandIn.start
+
+    def watched(self: StandIn) -> StandIn:
+        started.append(self)
+        return start(self)
+
+    monkeypatch.setattr(StandIn, "start", watched)
+    yield
+    found = []
+    for api in started:
+        for call in list(api.calls):
+            found += openapi_contract.problems(call)
+            CONTRACT_CHECKED[0] += 1
+    if found:
+        pytest.fail("GitHub's REST API description refuses:\n" + "\n".join(found[:20]))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if CONTRACT_CHECKED[0]:
+        terminalreporter.write_line(
+            f"{CONTRACT_CHECKED[0]} exchanges with the GitHub stand-in held to @octokit/openapi"
+        )

@@ -89,7 +89,8 @@ def wal(conn: sqlite3.Connection, attempts: int = 100) -> None:
 
 @dataclass(frozen=True)
 class Effect:
-    """One GitHub write a job made: a comment or pull request (`ref` its id or number), or a dispatch."""
+    """One GitHub write a job made: a comment or pull request (`ref` its id or number), or a
+    dispatch (`url` the run it started, "" when GitHub did not say)."""
 
     repo: str
     number: int
@@ -269,6 +270,10 @@ class JournalForge:
         self._write("react")
         self.inner.react(repo, comment_id, content)
 
+    def react_to_review_comment(self, repo: str, comment_id: int, content: str) -> None:
+        self._write("react")
+        self.inner.react_to_review_comment(repo, comment_id, content)
+
     def open_pull_request(
         self, repo: str, *, head: str, base: str, title: str, body: str, draft: bool
     ) -> PullRequestRef:
@@ -297,11 +302,13 @@ class JournalForge:
 
     def dispatch_workflow(
         self, repo: str, workflow: str, ref: str, inputs: Mapping[str, str]
-    ) -> None:
+    ) -> str | None:
         seq, done = self._write("dispatch")
-        if done is None:
-            self.inner.dispatch_workflow(repo, workflow, ref, inputs)
-            self.claim.record("dispatch", seq, Effect(repo, 0, 0, workflow))
+        if done is not None:  # started already: the run it started, if GitHub said so
+            return done.url if done.url.startswith(("https://", "http://")) else None
+        run_url = self.inner.dispatch_workflow(repo, workflow, ref, inputs)
+        self.claim.record("dispatch", seq, Effect(repo, 0, 0, run_url or ""))
+        return run_url
 
 
 class Renewal:

@@ -3,7 +3,8 @@
 `LocalExecutor` enqueues on huey (SQLite or Redis) for `freemad bot worker`. `ActionsExecutor`
 keeps the bot stateless: it checks who asked (the dispatched job runs as the App, so this is the
 only place that knows), dispatches the repository's FREE-MAD workflow with the command as
-inputs, and comments on the issue with a link to the workflow's runs.
+inputs, and comments on the issue with a link to the run GitHub started (or, where GitHub does
+not say which run that is, to the workflow's runs).
 """
 
 from __future__ import annotations
@@ -73,16 +74,25 @@ class Dispatch:
 def dispatch_for(delivery: Delivery, *, self_login: str | None = None) -> Dispatch | str:
     """The dispatch a delivery calls for, or why there is none (pure: no I/O).
 
-    A `freemad:*` label gives `mode` = the label's mode and `issue`; a comment gives `mode=auto`,
-    `requirement` = the comment's text and `issue`: the job re-reads and routes the command.
+    A `freemad:*` label gives `mode` = the label's mode and `issue`; a comment (on an issue, a
+    pull request, or a pull request's diff) gives `mode=auto`, `requirement` = the comment's text
+    and `issue`: the job re-reads and routes the command.
     """
     from freemad.core.commands import CommandError, parse_comment
-    from freemad.github.events import IssueCommentEvent, IssuesEvent, PullRequestEvent, parse_event
+    from freemad.github.events import (
+        IssueCommentEvent,
+        IssuesEvent,
+        PullRequestEvent,
+        PullRequestReviewCommentEvent,
+        parse_event,
+    )
     from freemad.github.routing import label_mode, route
 
     event = parse_event(delivery.event, delivery.body)
     routed = route(event, self_login=self_login)
-    if routed.route == "command" and isinstance(event, IssueCommentEvent):
+    if routed.route == "command" and isinstance(
+        event, (IssueCommentEvent, PullRequestReviewCommentEvent)
+    ):
         try:
             command = parse_comment(event.comment.body)
         except CommandError:
@@ -92,7 +102,8 @@ def dispatch_for(delivery: Delivery, *, self_login: str | None = None) -> Dispat
             if command is None:
                 return "the comment is not a /freemad command"
             verb = command.verb
-        number, user = event.issue.number, event.comment.user
+        thread = event.issue if isinstance(event, IssueCommentEvent) else event.pull_request
+        number, user = thread.number, event.comment.user
         inputs = {"mode": "auto", "requirement": event.comment.body}
     elif routed.route == "start_from_label" and isinstance(event, (IssuesEvent, PullRequestEvent)):
         verb = label_mode(event) or ""
@@ -169,20 +180,23 @@ class ActionsExecutor:
         if refused is not None:
             self.deliveries.mark(delivery.delivery_id, "ignored", refused[:500])
             return
-        forge.dispatch_workflow(plan.repo, WORKFLOW, plan.ref, plan.inputs)
+        run_url = forge.dispatch_workflow(plan.repo, WORKFLOW, plan.ref, plan.inputs)
         what = f"`/freemad {plan.verb}`" if plan.inputs["mode"] == "auto" else f"`{plan.verb}`"
         if plan.verb == "help" and plan.inputs["mode"] == "auto":
             what = "this command"  # malformed: the job answers with what is wrong
-        try:
-            forge.comment(
-                plan.repo,
-                plan.number,
-                f"FREE-MAD started {what} on GitHub Actions: follow it in "
-                f"[the {WORKFLOW} runs]({plan.runs_url}).",
+        if run_url:
+            said = f"FREE-MAD started {what} on GitHub Actions: follow it in [its run]({run_url})."
+        else:  # GitHub Enterprise Server and older GitHub do not say which run a dispatch started
+            said = (
+                f"FREE-MAD dispatched {what} to GitHub Actions, which did not say which run took "
+                f"it: look for it among [the {WORKFLOW} runs]({plan.runs_url})."
             )
+        try:
+            forge.comment(plan.repo, plan.number, said)
         except FreemadError as exc:  # the run is started; the link is a courtesy
             log.warning("dispatched, but could not comment: %s", exc.one_line())
         detail = f"dispatched {WORKFLOW} on {plan.repo}@{plan.ref} for #{plan.number}"
+        detail += f": {run_url}" if run_url else ""
         self.deliveries.mark(delivery.delivery_id, "done", detail)
 
     def _refused(

@@ -255,7 +255,7 @@ def _thread_of(delivery: Delivery) -> tuple[str, int, str] | None:
         return None
     if not delivery.repo or not isinstance(number, int):
         return None
-    if delivery.event == "issue_comment":
+    if delivery.event in ("issue_comment", "pull_request_review_comment"):
         return delivery.repo, number, "post the command again in a new comment"
     if isinstance(label, str):
         return delivery.repo, number, f"remove the `{label}` label and add it again"

@@ -2,7 +2,8 @@
 
 The Action reads the runner's standard variables (`GITHUB_EVENT_NAME`, `GITHUB_EVENT_PATH`,
 `GITHUB_REPOSITORY`, `GITHUB_WORKSPACE`, `GITHUB_API_URL`, `GITHUB_OUTPUT`,
-`GITHUB_STEP_SUMMARY`) and its inputs (`INPUT_CONFIG`, `INPUT_GITHUB_TOKEN`, `INPUT_MODE`,
+`GITHUB_STEP_SUMMARY`; `GITHUB_SERVER_URL`, `GITHUB_RUN_ID` and `GITHUB_RUN_ATTEMPT` for links
+to the job) and its inputs (`INPUT_CONFIG`, `INPUT_GITHUB_TOKEN`, `INPUT_MODE`,
 `INPUT_ROUNDS`, `INPUT_REQUIREMENT`, `INPUT_DRY_RUN`; the hyphenated spellings work too). Runs
 live in a store rebuilt from the repository's state branch before the event is handled and saved
 back to it afterwards, so the next job (a `/freemad answer` a week later) continues them.
@@ -230,14 +231,30 @@ def _settings(
             found.append(asked or default_pages_url(repo))
         return found[0]
 
+    web_url = environ.get("GITHUB_SERVER_URL") or web_url_of(
+        environ.get("GITHUB_API_URL") or "https://api.github.com"
+    )
     return Settings(
         self_login=github.self_login or "github-actions[bot]",
         allowed_bots=tuple(github.allowed_bots),
         run_url=(lambda kind, run_id: f"{pages()}/runs/{run_id}.html" if pages() else None),
         workspace=workspace,
-        web_url=environ.get("GITHUB_SERVER_URL")
-        or web_url_of(environ.get("GITHUB_API_URL") or "https://api.github.com"),
+        web_url=web_url,
+        job_url=actions_run_url(environ, web_url),
     )
+
+
+def actions_run_url(environ: Mapping[str, str], web_url: str) -> str | None:
+    """The address of the Actions run this job belongs to (the attempt, when the runner says
+    which), from the runner's `GITHUB_RUN_ID`, `GITHUB_RUN_ATTEMPT` and `GITHUB_REPOSITORY`;
+    None outside a runner."""
+    run_id = environ.get("GITHUB_RUN_ID", "").strip()
+    repo = environ.get("GITHUB_REPOSITORY", "").strip()
+    if not run_id.isdigit() or "/" not in repo:
+        return None
+    url = f"{web_url.rstrip('/')}/{repo}/actions/runs/{run_id}"
+    attempt = environ.get("GITHUB_RUN_ATTEMPT", "").strip()
+    return f"{url}/attempts/{attempt}" if attempt.isdigit() else url
 
 
 def default_pages_url(repo: str) -> str:

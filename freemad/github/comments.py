@@ -49,7 +49,7 @@ def fence(text: Any, limit: int = 6000) -> str:
     return f"{marks}text\n{body.rstrip()}\n{marks}"
 
 
-def render_debate(result: DebateResult, run_url: str | None) -> str:
+def render_debate(result: DebateResult, run_url: str | None, job_url: str | None = None) -> str:
     winner = result.final_answer_id or ""
     holders_now = result.holders_history[-1] if result.holders_history else {}
     holding: dict[str, list[str]] = {}
@@ -84,6 +84,7 @@ def render_debate(result: DebateResult, run_url: str | None) -> str:
             scores=scores,
             rounds=rounds,
             run_url=run_url,
+            job_url=job_url,
         )
     )
 
@@ -101,7 +102,7 @@ def _turn(status: str, action: str, answer_id: str | None) -> str:
     return f"{verbs.get(action, action)}{shown}"
 
 
-def render_task(state: TaskState, run_url: str | None) -> str:
+def render_task(state: TaskState, run_url: str | None, job_url: str | None = None) -> str:
     view = state.view()
     stages = []
     current = state.stages.index(state.current_stage) if state.current_stage in state.stages else 0
@@ -123,7 +124,14 @@ def render_task(state: TaskState, run_url: str | None) -> str:
     return (
         _environment()
         .get_template("task.md.j2")
-        .render(task=view, goal=view["goal"], stages=stages, headline=headline, run_url=run_url)
+        .render(
+            task=view,
+            goal=view["goal"],
+            stages=stages,
+            headline=headline,
+            run_url=run_url,
+            job_url=job_url,
+        )
     )
 
 
@@ -132,7 +140,7 @@ def render_reply(kind: str, **values: Any) -> str:
     return _environment().get_template("reply.md.j2").render(kind=kind, **{**defaults, **values})
 
 
-def render_evolve(run: Any, goal: str, run_url: str | None) -> str:
+def render_evolve(run: Any, goal: str, run_url: str | None, job_url: str | None = None) -> str:
     headline = {
         "running": "in progress",
         "waiting_for_human": "waiting for you",
@@ -141,4 +149,4 @@ def render_evolve(run: Any, goal: str, run_url: str | None) -> str:
         "failed": "failed",
     }.get(run.status, run.status)
     template = _environment().get_template("evolve.md.j2")
-    return template.render(run=run, goal=goal, headline=headline, run_url=run_url)
+    return template.render(run=run, goal=goal, headline=headline, run_url=run_url, job_url=job_url)

@@ -138,6 +138,20 @@ class PullRequestEvent(_Payload):
     installation: Installation | None = None
 
 
+class PullRequestReviewCommentEvent(_Payload):
+    """A comment on a pull request's diff. GitHub keeps these apart from the comments of a pull
+    request's conversation (`issue_comment`): their own ids, addresses and reactions."""
+
+    EVENT: ClassVar[str] = "pull_request_review_comment"
+    action: str
+    comment: Comment
+    pull_request: PullRequest
+    changes: dict[str, Any] | None = None
+    repository: Repository
+    sender: User
+    installation: Installation | None = None
+
+
 class PingEvent(_Payload):
     EVENT: ClassVar[str] = "ping"
     zen: str | None = None
@@ -191,6 +205,7 @@ ModelledEvent = (
     IssuesEvent
     | IssueCommentEvent
     | PullRequestEvent
+    | PullRequestReviewCommentEvent
     | PingEvent
     | InstallationEvent
     | WorkflowDispatchEvent
@@ -202,6 +217,7 @@ _MODELLED: tuple[type[ModelledEvent], ...] = (
     IssuesEvent,
     IssueCommentEvent,
     PullRequestEvent,
+    PullRequestReviewCommentEvent,
     PingEvent,
     InstallationEvent,
     WorkflowDispatchEvent,

@@ -85,6 +85,11 @@ class Forge(Protocol):
         """`content` is one of `REACTIONS`; "eyes" is the 👀 that acknowledges a command."""
         ...
 
+    def react_to_review_comment(self, repo: str, comment_id: int, content: str) -> None:
+        """`react` on a comment on a pull request's diff (`pull_request_review_comment`): GitHub
+        keeps those apart from issue comments, with reactions of their own."""
+        ...
+
     def open_pull_request(
         self, repo: str, *, head: str, base: str, title: str, body: str, draft: bool
     ) -> PullRequestRef: ...
@@ -105,7 +110,10 @@ class Forge(Protocol):
 
     def dispatch_workflow(
         self, repo: str, workflow: str, ref: str, inputs: Mapping[str, str]
-    ) -> None: ...
+    ) -> str | None:
+        """Start `workflow` (a file name) on `ref`; the web address of the run it started, or
+        None where GitHub does not say (GitHub Enterprise Server, older GitHub: 204 No Content)."""
+        ...
 
     def pages_url(self, repo: str) -> str | None:
         """The address of the repository's GitHub Pages site (its own domain, or
@@ -146,6 +154,7 @@ class RecordingForge:
     calls: list[ForgeCall] = field(default_factory=list)
     comments: dict[int, tuple[str, int, str]] = field(default_factory=dict)
     reactions: list[tuple[str, int, str]] = field(default_factory=list)
+    review_reactions: list[tuple[str, int, str]] = field(default_factory=list)
     pulls: dict[tuple[str, int], _FakePull] = field(default_factory=dict)
     dispatches: list[tuple[str, str, str, dict[str, str]]] = field(default_factory=list)
     details: dict[tuple[str, int], PullRequestDetails] = field(default_factory=dict)
@@ -154,6 +163,8 @@ class RecordingForge:
     actions_may_open_pulls: bool = True
     drafts_supported: bool = True
     pages: dict[str, str] = field(default_factory=dict)  # repo -> its Pages site's address
+    # Whether a dispatch names the run it started (github.com), or not (GHES, older GitHub).
+    dispatch_run_details: bool = True
     _failures: dict[str, list[Exception]] = field(default_factory=dict)
     _next_id: int = 1000
 
@@ -205,6 +216,12 @@ class RecordingForge:
         if content not in REACTIONS:
             raise ForgeError(f"GitHub answered 422 to reaction {content!r}", status=422)
         self.reactions.append((repo, comment_id, content))
+
+    def react_to_review_comment(self, repo: str, comment_id: int, content: str) -> None:
+        self._record("react_to_review_comment", repo=repo, comment_id=comment_id, content=content)
+        if content not in REACTIONS:
+            raise ForgeError(f"GitHub answered 422 to reaction {content!r}", status=422)
+        self.review_reactions.append((repo, comment_id, content))
 
     def open_pull_request(
         self, repo: str, *, head: str, base: str, title: str, body: str, draft: bool
@@ -274,8 +291,11 @@ class RecordingForge:
 
     def dispatch_workflow(
         self, repo: str, workflow: str, ref: str, inputs: Mapping[str, str]
-    ) -> None:
+    ) -> str | None:
         self._record(
             "dispatch_workflow", repo=repo, workflow=workflow, ref=ref, inputs=dict(inputs)
         )
         self.dispatches.append((repo, workflow, ref, dict(inputs)))
+        if not self.dispatch_run_details:
+            return None
+        return f"{self.web_url}/{repo}/actions/runs/{self._new_id()}"

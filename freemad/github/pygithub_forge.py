@@ -44,6 +44,8 @@ log = logging.getLogger("freemad.github")
 T = TypeVar("T")
 
 API_VERSION = "2022-11-28"
+USER_AGENT = "freemad"
+MEDIA_TYPE = "application/vnd.github+json"  # what GitHub's REST API documents for every answer
 MAX_RATE_LIMIT_WAIT = 15 * 60.0
 SECONDARY_RATE_LIMIT_WAIT = 60.0
 BACKOFF_BASE = 1.0
@@ -95,6 +97,18 @@ class _TokenMask(RedactingFilter):
 
 
 MASK = _TokenMask()
+
+
+class _Token(github.Auth.Token):
+    """The token, and GitHub's media type on every request: PyGithub leaves `Accept` to requests
+    (`*/*`) and asks a retired preview type for reactions. PyGithub hands each request's headers
+    to its auth object, so this is the one place per client that sees them all."""
+
+    def authentication(self, headers: dict[str, str]) -> None:
+        super().authentication(headers)
+        accept = headers.get("Accept", "")
+        if not accept or accept == "*/*" or "preview" in accept:
+            headers["Accept"] = MEDIA_TYPE
 
 
 def _one_line(text: str) -> str:
@@ -201,10 +215,10 @@ class PyGithubForge:
         self.max_wait = max_wait
         self._sleep = sleep
         self._gh = github.Github(
-            auth=github.Auth.Token(token),
+            auth=_Token(token),
             base_url=self.base_url,
             timeout=max(1, math.ceil(timeout)),  # PyGithub insists on an int
-            user_agent="freemad",
+            user_agent=USER_AGENT,
             retry=None,
             seconds_between_requests=0.25 if throttle else None,
             seconds_between_writes=1.0 if throttle else None,
@@ -336,6 +350,15 @@ class PyGithubForge:
             idempotent=True,
         )
 
+    def react_to_review_comment(self, repo: str, comment_id: int, content: str) -> None:
+        path = f"/repos/{repo}/pulls/comments/{comment_id}/reactions"
+
+        def post() -> None:
+            url = f"{self._repo(repo).url}/pulls/comments/{comment_id}/reactions"
+            self._gh.requester.requestJsonAndCheck("POST", url, input={"content": content})
+
+        self._call("POST", path, post, idempotent=True)  # a repeat is answered 200, as above
+
     def open_pull_request(
         self, repo: str, *, head: str, base: str, title: str, body: str, draft: bool
     ) -> PullRequestRef:
@@ -404,16 +427,27 @@ class PyGithubForge:
 
     def dispatch_workflow(
         self, repo: str, workflow: str, ref: str, inputs: Mapping[str, str]
-    ) -> None:
+    ) -> str | None:
         name = urllib.parse.quote(workflow, safe="")
         path = f"/repos/{repo}/actions/workflows/{name}/dispatches"
-        self._call(
-            "POST",
-            path,
-            lambda: (
-                self._repo(repo)
-                .get_workflow(workflow)
-                .create_dispatch(ref, dict(inputs), throw=True)
-            ),
-            idempotent=False,
-        )
+
+        def post(details: bool) -> Any:
+            # Through the requester, not `Workflow.create_dispatch`: the reply's body is read on
+            # every PyGithub this supports (create_dispatch returns it only in recent releases).
+            body: dict[str, Any] = {"ref": ref, "inputs": dict(inputs)}
+            if details:
+                body["return_run_details"] = True  # 200 with the run, where GitHub has it
+            url = f"{self._repo(repo).url}/actions/workflows/{name}/dispatches"
+            _, data = self._gh.requester.requestJsonAndCheck("POST", url, input=body)
+            return data
+
+        try:
+            data = self._call("POST", path, lambda: post(True), idempotent=False)
+        except ForgeError as exc:
+            # A GitHub that validates the body strictly and lacks the parameter refuses it (422)
+            # and starts nothing: ask again without it.
+            if exc.status != 422 or "return_run_details" not in str(exc):
+                raise
+            data = self._call("POST", path, lambda: post(False), idempotent=False)
+        url = data.get("html_url") if isinstance(data, dict) else None
+        return url if isinstance(url, str) and url.startswith(("https://", "http://")) else None

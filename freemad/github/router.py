@@ -29,6 +29,7 @@ from freemad.github.events import (
     IssueCommentEvent,
     IssuesEvent,
     PullRequestEvent,
+    PullRequestReviewCommentEvent,
     User,
     WorkflowDispatchEvent,
     parse_event,
@@ -36,7 +37,7 @@ from freemad.github.events import (
 from freemad.github.evolve_pr import PullRequestInfo
 from freemad.github.forge import Forge, ForgeError
 from freemad.github.pulls import BranchOnly
-from freemad.github.routing import label_mode, route
+from freemad.github.routing import CommentEvent, label_mode, route
 from freemad.store import Store
 
 _log = logging.getLogger("freemad.github")
@@ -55,6 +56,7 @@ class Settings:
     workspace: Path = field(default_factory=Path.cwd)  # the checkout code tasks branch from
     checkout: bool = True  # False: no checkout of the repository here (the bot's local worker)
     web_url: str = "https://github.com"  # GitHub's web address (a server's on GHES)
+    job_url: str | None = None  # the GitHub Actions run doing this work, linked from comments
 
 
 @dataclass
@@ -109,7 +111,10 @@ class Router:
             return Outcome("ignored", "ping: nothing to do")
         if routed.route == "ignore":
             return Outcome("ignored", routed.reason)
-        if isinstance(event, IssueCommentEvent) and routed.route == "command":
+        if (
+            isinstance(event, (IssueCommentEvent, PullRequestReviewCommentEvent))
+            and routed.route == "command"
+        ):
             return self._comment(event)
         if isinstance(event, (IssuesEvent, PullRequestEvent)) and routed.route in (
             "start_from_label",
@@ -131,7 +136,7 @@ class Router:
 
     # --- comments -----------------------------------------------------------------------------
 
-    def _comment(self, event: IssueCommentEvent) -> Outcome:
+    def _comment(self, event: CommentEvent) -> Outcome:
         thread = _thread(event)
         author = event.comment.user
         if author is None:  # routing ignores these; never acted on without a person
@@ -153,8 +158,14 @@ class Router:
             return self.reply(thread, "help", text=help_text())
         # Id 0 is a command the webhook bot dispatched: there is no comment of its own to mark.
         if event.comment.id > 0:
+            # A comment on a pull request's diff has reactions of its own, apart from issues'.
+            react = (
+                self.forge.react_to_review_comment
+                if isinstance(event, PullRequestReviewCommentEvent)
+                else self.forge.react
+            )
             try:
-                self.forge.react(thread.repo, event.comment.id, "eyes")
+                react(thread.repo, event.comment.id, "eyes")
             except ForgeError as exc:  # the 👀 is a courtesy; the command still runs
                 _log.warning("no reaction on comment %s: %s", event.comment.id, exc.one_line())
         if command.verb in ("debate", "plan", "code", "evolve"):
@@ -177,6 +188,12 @@ class Router:
             return Outcome("ignored", decision.detail or "not acted on")
         self.reply(thread, "refused", login=user.login, reason=decision.reason)
         return Outcome("refused", decision.detail or decision.reason)
+
+    def starting(self, what: str) -> str:
+        """The first comment of a run on its thread, linking the Actions run doing the work."""
+        job = self.settings.job_url
+        follow = f" Follow it in [the GitHub Actions run]({job})." if job else ""
+        return f"FREE-MAD is starting {what}…{follow}"
 
     def reply(self, thread: Thread, kind: str, **values: Any) -> Outcome:
         posted = self.forge.comment(thread.repo, thread.number, render_reply(kind, **values))
@@ -240,13 +257,14 @@ class Router:
         self.store.create_run(result.run_id, "debate", summary)
         self.store.append(result.run_id, "debate_finished", {"transcript": redacted})
         self.store.update_run(result.run_id, status=result.status)
-        return result, render_debate(result, self.settings.run_url("debate", result.run_id))
+        run_url = self.settings.run_url("debate", result.run_id)
+        return result, render_debate(result, run_url, self.settings.job_url)
 
     def _task(self, thread: Thread, task_type: str, goal: str) -> Outcome:
         from freemad.tasks.runtime import TaskRunner
 
         progress = self.forge.comment(
-            thread.repo, thread.number, f"FREE-MAD is starting a {task_type} task…"
+            thread.repo, thread.number, self.starting(f"a {task_type} task")
         )
         comment = _ProgressComment(self, thread, progress.id)
         runner = TaskRunner(self.config, self.store, ports=self.ports, on_step=comment.step)
@@ -363,7 +381,7 @@ class _ProgressComment:
             return
         state = self.runner.state(self.task_id)
         url = self.router.settings.run_url("task", self.task_id)
-        body = render_task(state, url)
+        body = render_task(state, url, self.router.settings.job_url)
         if body != self.shown:
             self.router.forge.edit_comment(self.thread.repo, self.comment_id, body)
             self.shown = body
@@ -374,9 +392,9 @@ def thread_text(thread: Thread, limit: int) -> str:
     return clean(f"{thread.title}\n\n{thread.body}", limit=limit).strip()
 
 
-def _thread(event: IssuesEvent | IssueCommentEvent | PullRequestEvent) -> Thread:
+def _thread(event: IssuesEvent | CommentEvent | PullRequestEvent) -> Thread:
     repo, default = event.repository.full_name, event.repository.default_branch
-    if isinstance(event, PullRequestEvent):
+    if isinstance(event, (PullRequestEvent, PullRequestReviewCommentEvent)):
         pr = event.pull_request
         head_repo = pr.head.repo.full_name if pr.head.repo is not None else ""
         info = PullRequestInfo(repo, pr.number, pr.head.ref, pr.head.sha, pr.base.ref, head_repo)

@@ -19,6 +19,7 @@ from freemad.github.events import (
     Label,
     PingEvent,
     PullRequestEvent,
+    PullRequestReviewCommentEvent,
     PushEvent,
     UnknownEvent,
     User,
@@ -26,6 +27,9 @@ from freemad.github.events import (
 )
 
 Route = Literal["start_from_label", "command", "dispatch", "help", "ping", "ignore"]
+CommentEvent = IssueCommentEvent | PullRequestReviewCommentEvent
+# The webhook events that can start or steer a run: the workflow's triggers and the App's events.
+TRIGGER_EVENTS = ("issues", "issue_comment", "pull_request", "pull_request_review_comment")
 
 
 @dataclass(frozen=True)
@@ -72,7 +76,7 @@ def route(event: Event, *, self_login: str | None = None) -> Routed:
             state=event.pull_request.state,
             allowed=PULL_REQUEST_MODES,
         )
-    if isinstance(event, IssueCommentEvent):
+    if isinstance(event, (IssueCommentEvent, PullRequestReviewCommentEvent)):
         return _route_comment(event, self_login)
     if isinstance(event, PingEvent):
         return Routed("ping", f"ping from hook {event.hook_id}")
@@ -122,16 +126,19 @@ def _route_label(
     return Routed("start_from_label", f"label {name} on {where}")
 
 
-def _route_comment(event: IssueCommentEvent, self_login: str | None) -> Routed:
+def _route_comment(event: CommentEvent, self_login: str | None) -> Routed:
     if event.action in {"edited", "deleted"}:
         return _ignore(f"{event.action} comments are ignored")
     if event.action != "created":
-        return _ignore(f"issue_comment.{event.action} is not a trigger")
+        return _ignore(f"{event.EVENT}.{event.action} is not a trigger")
     author = event.comment.user
     if author is None:
         return _ignore(f"comment {event.comment.id} has no author whose access could be checked")
     if _is_self(author, self_login):
         return _ignore(f"comment {event.comment.id} is FREE-MAD's own")
+    if isinstance(event, PullRequestReviewCommentEvent):
+        where = f"review comment {event.comment.id} on pull request #{event.pull_request.number}"
+        return Routed("command", where)
     kind = "pull request" if event.issue.is_pull_request else "issue"
     return Routed("command", f"comment {event.comment.id} on {kind} #{event.issue.number}")
 

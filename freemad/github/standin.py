@@ -14,13 +14,14 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import yaml
 
+from freemad.github import standin_shapes as shapes
 from freemad.github.forge import REACTIONS
 from freemad.github.standin_replies import (
     NOT_FOUND,
@@ -37,7 +38,8 @@ Query = Mapping[str, str]
 
 @dataclass(frozen=True)
 class StandInCall:
-    """One request as the stand-in saw it: `path` is below the prefix, without the query."""
+    """One exchange as the stand-in saw it: `path` is below the prefix, without the query;
+    `reply` is the JSON answered (None for no body), `injected` when a test's `fail_next` gave it."""
 
     method: str
     path: str
@@ -45,6 +47,9 @@ class StandInCall:
     body: Any
     headers: dict[str, str]
     status: int
+    reply: Any = None
+    reply_headers: dict[str, str] = field(default_factory=dict)
+    injected: bool = False
 
 
 @dataclass
@@ -55,10 +60,6 @@ class _Fault:
     times: int
     method: str | None
     path: str | None
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _public(item: dict[str, Any]) -> dict[str, Any]:
@@ -82,6 +83,9 @@ class StandIn:
         self.token, self.login = token, login
         self.calls: list[StandInCall] = []
         self.comments: dict[int, dict[str, Any]] = {}
+        # Comments on pull requests' diffs, with their reactions: kept apart from issue comments,
+        # as GitHub keeps them (an issue comment's address or reactions never find one).
+        self.review_comments: dict[int, dict[str, Any]] = {}
         self.reactions: list[dict[str, Any]] = []
         self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
         self.issues: dict[tuple[str, int], dict[str, Any]] = {}
@@ -154,28 +158,15 @@ class StandIn:
     def api_url(self, path: str) -> str:
         return self.base_url + path
 
+    @property
+    def site(self) -> shapes.Site:
+        return shapes.Site(api=self.base_url, web=self.origin)
+
     def user(self, login: str) -> dict[str, Any]:
-        user = self._item(f"/users/{login}", f"/{login}", sum(login.encode()), "U", user=False)
-        del user["created_at"], user["updated_at"]  # GitHub's user objects carry no times
-        kind = "Bot" if login.endswith("[bot]") else "User"
-        return {**user, "login": login, "type": kind, "site_admin": False, "avatar_url": ""}
+        return shapes.user(self.site, login)
 
     def repository(self, repo: str) -> dict[str, Any]:
-        owner, name = repo.split("/", 1)
-        item = self._item(f"/repos/{repo}", f"/{repo}", sum(repo.encode()), "R", user=False)
-        item.update(name=name, full_name=repo, owner=self.user(owner), private=False)
-        item.update(description=None, fork=False, archived=False, disabled=False)
-        item.update(default_branch="main", visibility="public", pushed_at=_now())
-        return item
-
-    def _item(
-        self, api: str, web: str, ident: int, kind: str, *, user: bool = True
-    ) -> dict[str, Any]:
-        """The fields every GitHub object carries: addresses, ids, author and times."""
-        item: dict[str, Any] = {"url": self.api_url(api), "html_url": self.origin + web}
-        item["id"] = ident
-        item.update(node_id=f"{kind}_{ident}", created_at=_now(), updated_at=_now())
-        return {**item, "user": self.user(self.login)} if user else item
+        return shapes.repository(self.site, repo)
 
     # -- endpoints, called under the lock: (method, repo, path argument, body, query) -------
     def _get_repo(self, method: str, repo: str, _: str, body: Any, query: Query) -> Reply:
@@ -187,25 +178,32 @@ class StandIn:
         if role is None:
             return NOT_FOUND
         permission = ROLE_PERMISSION.get(role, role)
-        return 200, {"permission": permission, "role_name": role, "user": self.user(login)}
+        return 200, shapes.permission(self.site, login, permission=permission, role=role)
 
     def add_pull(
         self, repo: str, number: int, *, head_ref: str, head_sha: str, base_ref: str, head_repo: str
     ) -> None:
         """Seed a pull request someone else opened (the one a webhook payload is about)."""
-        api, web = f"/repos/{repo}/pulls/{number}", f"/{repo}/pull/{number}"
-        pull = self._item(api, web, next(self._ids), "PR")
         head_owner = head_repo.split("/", 1)[0] if head_repo else "ghost"
-        head = self._part(head_repo or repo, f"{head_owner}:{head_ref}")
-        head.update(sha=head_sha, repo=self.repository(head_repo) if head_repo else None)
-        pull.update(number=number, state="open", title=f"#{number}", body="", draft=False)
-        pull.update(merged=False, merged_at=None, closed_at=None, head=head)
-        pull.update(base=self._part(repo, f"{repo.split('/', 1)[0]}:{base_ref}"))
+        head = shapes.pull_end(self.site, head_repo or None, f"{head_owner}:{head_ref}", head_sha)
+        base = shapes.pull_end(self.site, repo, f"{repo.split('/', 1)[0]}:{base_ref}")
+        pull = shapes.pull(
+            self.site,
+            repo,
+            number,
+            next(self._ids),
+            title=f"#{number}",
+            body="",
+            head=head,
+            base=base,
+            author=head_owner,
+        )
         self.pulls[(repo, number)] = {**pull, "repo": repo}
 
     def seed(self, payload: Mapping[str, Any]) -> None:
         """Seed what a webhook payload is about and GitHub already has: its issue or pull request,
-        and the comment of an issue_comment. A malformed payload seeds nothing."""
+        and the comment of an issue_comment or a pull_request_review_comment. A malformed payload
+        seeds nothing."""
         try:
             repo = str(payload["repository"]["full_name"])
             issue, pull, comment = (payload.get(k) for k in ("issue", "pull_request", "comment"))
@@ -227,16 +225,19 @@ class StandIn:
             if isinstance(comment, Mapping) and isinstance(issue, Mapping):
                 number, cid = int(issue["number"]), int(comment["id"])
                 self.add_comment(repo, number, str(comment["body"]), cid)
+            elif isinstance(comment, Mapping) and isinstance(pull, Mapping):
+                number, cid = int(pull["number"]), int(comment["id"])
+                self.add_review_comment(repo, number, str(comment["body"]), cid)
         except (KeyError, TypeError, ValueError, AttributeError):
             return
 
     def add_issue(self, repo: str, number: int, title: str, body: str) -> None:
         """Seed an issue someone opened (the one a dispatched job reads back)."""
-        api, web = f"/repos/{repo}/issues/{number}", f"/{repo}/issues/{number}"
-        issue = self._item(api, web, next(self._ids), "I")
-        issue.update(number=number, title=title, body=body, state="open", labels=[])
-        issue.update(user=self.user("octocat"), pull_request=None, repo=repo)
-        self.issues[(repo, number)] = issue
+        ident = next(self._ids)
+        issue = shapes.issue(
+            self.site, repo, number, ident, title=title, body=body, author="octocat"
+        )
+        self.issues[(repo, number)] = {**issue, "repo": repo}
 
     def _exists(self, repo: str, number: int) -> bool:
         return (repo, number) in self.issues or (repo, number) in self.pulls
@@ -247,11 +248,10 @@ class StandIn:
 
     def add_comment(self, repo: str, number: int, body: str, comment_id: int) -> None:
         """Seed a comment someone else wrote (the one a webhook payload is about)."""
-        web = f"/{repo}/issues/{number}#issuecomment-{comment_id}"
-        comment = self._item(f"/repos/{repo}/issues/comments/{comment_id}", web, comment_id, "IC")
-        issue_url = self.api_url(f"/repos/{repo}/issues/{number}")
-        comment.update(issue_url=issue_url, author_association="MEMBER", body=body, repo=repo)
-        self.comments[comment_id] = comment
+        comment = shapes.comment(
+            self.site, repo, number, comment_id, body=body, author="octocat", association="MEMBER"
+        )
+        self.comments[comment_id] = {**comment, "repo": repo}
 
     def _post_comment(self, method: str, repo: str, number: str, body: Any, query: Query) -> Reply:
         text = body.get("body") if isinstance(body, dict) else None
@@ -260,12 +260,11 @@ class StandIn:
         if not isinstance(text, str):
             return invalid("IssueComment", "missing_field", "body")
         cid = next(self._ids)
-        web = f"/{repo}/issues/{number}#issuecomment-{cid}"
-        comment = self._item(f"/repos/{repo}/issues/comments/{cid}", web, cid, "IC")
-        issue_url = self.api_url(f"/repos/{repo}/issues/{number}")
-        comment.update(issue_url=issue_url, author_association="NONE", body=text, repo=repo)
-        self.comments[cid] = comment
-        return 201, _public(comment)
+        comment = shapes.comment(
+            self.site, repo, int(number), cid, body=text, author=self.login, association="NONE"
+        )
+        self.comments[cid] = {**comment, "repo": repo}
+        return 201, comment
 
     def _comment(self, method: str, repo: str, cid: str, body: Any, query: Query) -> Reply:
         comment = self.comments.get(int(cid))
@@ -274,7 +273,7 @@ class StandIn:
         if method == "PATCH":
             if not isinstance(body, dict) or not isinstance(body.get("body"), str):
                 return invalid("IssueComment", "missing_field", "body")
-            comment.update(body=body["body"], updated_at=_now())
+            comment.update(body=body["body"], updated_at=shapes.now())
         return 200, _public(comment)
 
     def _react(self, method: str, repo: str, cid: str, body: Any, query: Query) -> Reply:
@@ -287,10 +286,9 @@ class StandIn:
         for reaction in self.reactions:
             if all(reaction[k] == v for k, v in key.items()):
                 return 200, _public(reaction)  # GitHub's answer to a repeat
-        ident = next(self._ids)
-        reaction = {"id": ident, "node_id": f"REA_{ident}", "user": self.user(self.login), **key}
-        self.reactions.append({**reaction, "created_at": _now()})
-        return 201, _public(self.reactions[-1])
+        reaction = shapes.reaction(self.site, next(self._ids), content=content, author=self.login)
+        self.reactions.append({**reaction, **key})
+        return 201, reaction
 
     def _list_pulls(self, method: str, repo: str, _: str, body: Any, query: Query) -> Reply:
         state = query.get("state", "open")
@@ -304,9 +302,9 @@ class StandIn:
 
     def _open_pull(self, method: str, repo: str, _: str, body: Any, query: Query) -> Reply:
         data = body if isinstance(body, dict) else {}
-        for field in ("head", "base", "title"):
-            if not isinstance(data.get(field), str):
-                return invalid("PullRequest", "missing_field", field)
+        for name in ("head", "base", "title"):
+            if not isinstance(data.get(name), str):
+                return invalid("PullRequest", "missing_field", name)
         if not self.actions_may_open_pulls:
             return 403, {
                 **error_body("GitHub Actions is not permitted to create or approve pull requests."),
@@ -322,19 +320,20 @@ class StandIn:
             message = f"A pull request already exists for {label}."
             return invalid("PullRequest", "custom", "head", message)
         number = self._numbers[repo] = self._numbers.get(repo, 0) + 1
-        api, web = f"/repos/{repo}/pulls/{number}", f"/{repo}/pull/{number}"
-        pull = self._item(api, web, next(self._ids), "PR")
-        pull.update(number=number, state="open", title=data["title"], body=data.get("body"))
-        pull.update(draft=bool(data.get("draft")), merged=False, merged_at=None, closed_at=None)
-        pull.update(head=self._part(repo, label), base=self._part(repo, f"{owner}:{data['base']}"))
+        pull = shapes.pull(
+            self.site,
+            repo,
+            number,
+            next(self._ids),
+            title=data["title"],
+            body=data.get("body"),
+            head=shapes.pull_end(self.site, repo, label),
+            base=shapes.pull_end(self.site, repo, f"{owner}:{data['base']}"),
+            author=self.login,
+            draft=bool(data.get("draft")),
+        )
         self.pulls[(repo, number)] = {**pull, "repo": repo}
         return 201, pull
-
-    def _part(self, repo: str, label: str) -> dict[str, Any]:
-        """One end of a pull request: `label` is "owner:branch"."""
-        owner, ref = label.split(":", 1)
-        end = {"label": label, "ref": ref, "sha": "0" * 40}
-        return {**end, "user": self.user(owner), "repo": self.repository(repo)}
 
     def _pull(self, method: str, repo: str, number: str, body: Any, query: Query) -> Reply:
         pull = self.pulls.get((repo, int(number)))
@@ -342,7 +341,7 @@ class StandIn:
             return NOT_FOUND
         if method == "PATCH" and isinstance(body, dict):
             pull.update({k: body[k] for k in ("title", "body", "state") if k in body})
-            pull["updated_at"] = _now()
+            pull["updated_at"] = shapes.now()
         return 200, _public(pull)
 
     def _pages(self, method: str, repo: str, _: str, body: Any, query: Query) -> Reply:
@@ -352,8 +351,7 @@ class StandIn:
                 **error_body("Not Found"),
                 "documentation_url": "https://docs.github.com/rest/pages/pages#get-a-apiname-pages-site",
             }
-        site = {"url": f"{self.base_url}/repos/{repo}/pages", "status": "built", "cname": None}
-        return 200, {**site, "html_url": url, "build_type": "workflow", "public": True}
+        return 200, shapes.pages_site(self.site, repo, url)
 
     def add_workflow(self, repo: str, name: str, text: str) -> None:
         """Seed a workflow file of the repository (its YAML), so a dispatch is checked as GitHub
@@ -367,6 +365,9 @@ class StandIn:
         self.workflows[(repo, name)] = dict(triggers or {})
 
     def _dispatch(self, method: str, repo: str, workflow: str, body: Any, query: Query) -> Reply:
+        """A `workflow_dispatch`: 204 with no body, or 200 naming the run it started when asked
+        (`return_run_details`). As GitHub Enterprise Server (a stand-in with a prefix), which has
+        no such parameter yet (its 3.19 description answers 204 only), it is ignored."""
         if not isinstance(body, dict) or not isinstance(body.get("ref"), str):
             return invalid("WorkflowDispatch", "missing_field", "ref")
         inputs = body.get("inputs") or {}
@@ -383,8 +384,36 @@ class StandIn:
             if isinstance(spec, dict) and spec.get("required") and name not in inputs:
                 return 422, error_body(f"Required input '{name}' not provided")
         dispatch = {"repo": repo, "workflow": unquote(workflow), "ref": body["ref"]}
-        self.dispatches.append({**dispatch, "inputs": inputs})
-        return 204, None
+        run_id = next(self._ids)
+        self.dispatches.append({**dispatch, "inputs": inputs, "run_id": run_id})
+        if body.get("return_run_details") is not True or self.prefix:
+            return 204, None
+        return 200, {
+            "workflow_run_id": run_id,
+            "run_url": self.api_url(f"/repos/{repo}/actions/runs/{run_id}"),
+            "html_url": f"{self.origin}/{repo}/actions/runs/{run_id}",
+        }
+
+    def add_review_comment(self, repo: str, number: int, body: str, comment_id: int) -> None:
+        """Seed a comment someone wrote on pull request `number`'s diff (the one a
+        pull_request_review_comment payload is about)."""
+        comment = {"repo": repo, "number": number, "body": body, "reactions": []}
+        self.review_comments[comment_id] = comment
+
+    def _react_review(self, method: str, repo: str, cid: str, body: Any, query: Query) -> Reply:
+        """A reaction on a comment on a pull request's diff: 201, or 200 for a repeat."""
+        content = body.get("content") if isinstance(body, dict) else None
+        if content not in REACTIONS:
+            return invalid("Reaction", "invalid", "content")
+        comment = self.review_comments.get(int(cid))
+        if comment is None or comment["repo"] != repo:
+            return NOT_FOUND
+        for reaction in comment["reactions"]:
+            if reaction["content"] == content:
+                return 200, reaction  # GitHub's answer to a repeat
+        reaction = shapes.reaction(self.site, next(self._ids), content=content, author=self.login)
+        comment["reactions"].append(reaction)
+        return 201, reaction
 
     ROUTES = (
         ("GET", r"", "_get_repo"),
@@ -392,6 +421,7 @@ class StandIn:
         ("POST", r"/issues/(\d+)/comments", "_post_comment"),
         ("GET PATCH", r"/issues/comments/(\d+)", "_comment"),
         ("POST", r"/issues/comments/(\d+)/reactions", "_react"),
+        ("POST", r"/pulls/comments/(\d+)/reactions", "_react_review"),
         ("GET", r"/pulls", "_list_pulls"),
         ("POST", r"/pulls", "_open_pull"),
         ("GET PATCH", r"/pulls/(\d+)", "_pull"),
@@ -428,6 +458,7 @@ class StandIn:
         with self._lock:
             path = split.path
             extra: dict[str, str] = {}
+            fault = None
             if self.prefix and not (path == self.prefix or path.startswith(self.prefix + "/")):
                 status, reply = NOT_FOUND
             else:
@@ -441,18 +472,24 @@ class StandIn:
                     status, reply = 400, error_body("Problems parsing JSON")
                 else:
                     status, reply = self.route(method, path, query, body)
-            self.calls.append(StandInCall(method, path, query, body, kept, status))
             self.rate_remaining = left = max(0, self.rate_remaining - 1)
-        reset, used = int(time.time()) + 3600, 5000 - left
-        values = ("5000", left, reset, used, "core")
-        out = {f"X-RateLimit-{name}": str(v) for name, v in zip(RATE_HEADERS, values, strict=True)}
-        out["X-GitHub-Media-Type"] = "github.v3; format=json"
-        data = b"" if status == 204 else json.dumps(reply).encode()
-        if status != 204:
-            out["Content-Type"] = "application/json; charset=utf-8"
-            out["Content-Length"] = str(len(data))
-        out = {k: v for k, v in out.items() if k.lower() not in {e.lower() for e in extra}}
-        return status, {**out, **extra}, data
+            reset, used = int(time.time()) + 3600, 5000 - left
+            values = ("5000", left, reset, used, "core")
+            out = {f"X-RateLimit-{n}": str(v) for n, v in zip(RATE_HEADERS, values, strict=True)}
+            out["X-GitHub-Media-Type"] = "github.v3; format=json"
+            data = b"" if status == 204 else json.dumps(reply).encode()
+            if status != 204:
+                out["Content-Type"] = "application/json; charset=utf-8"
+                out["Content-Length"] = str(len(data))
+            out = {k: v for k, v in out.items() if k.lower() not in {e.lower() for e in extra}}
+            out.update(extra)
+            answered = None if status == 204 else reply
+            self.calls.append(
+                StandInCall(
+                    method, path, query, body, kept, status, answered, out, fault is not None
+                )
+            )
+        return status, out, data
 
     def _take_fault(self, method: str, path: str) -> _Fault | None:
         for fault in self._faults:

@@ -41,9 +41,7 @@ def start(
     if not thread.is_pull_request:
         reason = "evolve runs start on a pull request: its head is the seed, v0."
         return router.reply(thread, "refused_by_run", reason=reason)
-    progress = router.forge.comment(
-        thread.repo, thread.number, "FREE-MAD is starting an evolve run…"
-    )
+    progress = router.forge.comment(thread.repo, thread.number, router.starting("an evolve run"))
     links: list[str] = []
 
     def step(kind: str, data: dict[str, Any]) -> None:
@@ -130,7 +128,8 @@ def steer(router: Router, thread: Thread, link: dict[str, Any], command: Command
 
 
 def _show(router: Router, thread: Thread, comment_id: int, run: EvolveOnPr, goal: str) -> str:
-    body = render_evolve(run, goal, router.settings.run_url("evolve", run.run_id))
+    run_url = router.settings.run_url("evolve", run.run_id)
+    body = render_evolve(run, goal, run_url, router.settings.job_url)
     router.forge.edit_comment(thread.repo, comment_id, body)
     return body
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from freemad.github.events import MODELS
+from freemad.github.routing import TRIGGER_EVENTS
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = yaml.safe_load((ROOT / "bot" / "app.yml").read_text())
@@ -37,8 +38,11 @@ def test_only_github_manifest_keys() -> None:
 
 def test_the_events_are_the_ones_the_bot_acts_on() -> None:
     events = set(MANIFEST["default_events"])
-    assert events == {"issues", "issue_comment", "pull_request"}
+    assert events == set(TRIGGER_EVENTS)
+    assert "pull_request_review_comment" in events  # comments on a pull request's diff
     assert events <= set(MODELS)
+    docs = (ROOT / "docs" / "bot.md").read_text()
+    assert all(f"`{event}" in docs for event in events)
 
 
 def test_the_permissions_match_the_table_in_docs_bot_md() -> None:

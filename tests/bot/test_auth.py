@@ -22,7 +22,8 @@ from freemad.bot.auth import AppTokens, InstallationForge, PlainToken, forge_for
 from freemad.bot.settings import BotSettings
 from freemad.errors import FreemadError
 from freemad.github.pygithub_forge import PyGithubForge
-from freemad.github.standin import StandIn
+from freemad.github.standin import StandIn, StandInCall
+from tests.github import openapi_contract as contract
 
 APP_ID = "12345"
 START = 1_800_000_000.0
@@ -57,6 +58,7 @@ class TokenEndpoint:
         self.minted: list[tuple[int, dict[str, Any]]] = []
         self.refuse_with: int | None = None
         self.api: StandIn | None = None  # where every other request goes
+        self.calls: list[StandInCall] = []  # the token requests, for GitHub's description
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         threading.Thread(
             target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -114,6 +116,11 @@ class TokenEndpoint:
                     status, body = endpoint.answer(self.path, auth)
                     data = json.dumps(body).encode()
                     headers["Content-Length"] = str(len(data))
+                    sent = dict(self.headers)
+                    call = StandInCall(
+                        self.command, self.path, {}, None, sent, status, body, headers
+                    )
+                    endpoint.calls.append(call)
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)
@@ -138,6 +145,8 @@ def endpoint(app_key: rsa.RSAPrivateKey, clock: Clock) -> Iterator[TokenEndpoint
     server = TokenEndpoint(app_key.public_key(), clock)
     yield server
     server.server.shutdown()
+    if contract.description_path().is_file():  # the token requests hold to GitHub's description
+        assert [text for call in server.calls for text in contract.problems(call)] == []
     server.server.server_close()
 
 

@@ -36,7 +36,7 @@ from freemad.bot.settings import BotSettings
 from freemad.errors import FreemadError, UsageError
 from freemad.github.forge import Forge, RecordingForge
 from freemad.github.router import Outcome
-from tests.github.payloads import REPO, issue_comment, labeled_issue
+from tests.github.payloads import REPO, issue_comment, labeled_issue, review_comment
 
 
 def settings_for(tmp_path: Path, **values: Any) -> BotSettings:
@@ -195,10 +195,20 @@ def test_a_job_that_keeps_failing_is_parked_with_a_comment_saying_how_to_retry(
     assert "gave up after 3 attempts" in env.deliveries.recent()[0].detail
 
 
-def test_a_parked_comment_tells_a_commenter_to_comment_again(env: Env) -> None:
+@pytest.mark.parametrize(
+    ("event", "payload", "number"),
+    [
+        ("issue_comment", issue_comment("/freemad debate"), 7),
+        ("pull_request_review_comment", review_comment("/freemad debate"), 9),
+    ],
+    ids=["issue_comment", "pull_request_review_comment"],
+)
+def test_a_parked_comment_tells_a_commenter_to_comment_again(
+    env: Env, event: str, payload: dict[str, Any], number: int
+) -> None:
     run = Scripted(FreemadError("nope"))
     env.register(run, Backoff(attempts=1))
-    job = delivery("d-comment", "issue_comment", issue_comment("/freemad debate"))
+    job = delivery("d-comment", event, payload)
     env.deliveries.record(job)
     from freemad.bot.worker import Job
 
@@ -212,9 +222,9 @@ def test_a_parked_comment_tells_a_commenter_to_comment_again(env: Env) -> None:
     ).handle("d-comment")
 
     assert outcome == "parked"
-    assert (
-        "post the command again in a new comment" in env.forge.calls_to("comment")[0].args["body"]
-    )
+    [told] = env.forge.calls_to("comment")
+    assert "post the command again in a new comment" in told.args["body"]
+    assert told.args["number"] == number
 
 
 def test_a_malformed_payload_is_parked_at_once(env: Env) -> None:
@@ -285,6 +295,21 @@ def test_the_journal_turns_a_rerun_s_comment_into_an_edit_and_fences_a_lapsed_cl
         JournalForge(forge, rerun).comment(REPO, 7, "written by a job that lost its claim")
 
 
+def test_a_rerun_s_dispatch_is_not_repeated_and_still_names_the_run(env: Env) -> None:
+    forge = RecordingForge()
+    first = Owner.here()
+    claim = Claim(env.claims, "d-label", first, env.claims.claim("d-label", first) or 0)
+    run_url = JournalForge(forge, claim).dispatch_workflow(REPO, "freemad.yml", "main", {})
+    env.claims.release("d-label", first)
+
+    second = Owner.here()
+    rerun = Claim(env.claims, "d-label", second, env.claims.claim("d-label", second) or 0)
+    again = JournalForge(forge, rerun).dispatch_workflow(REPO, "freemad.yml", "main", {})
+
+    assert run_url is not None and again == run_url
+    assert len(forge.dispatches) == 1
+
+
 def test_a_live_claim_keeps_a_second_job_out(env: Env) -> None:
     holder = Owner.here()
     assert env.claims.claim("d-label", holder) == 1
@@ -327,7 +352,7 @@ def actions(env: Env) -> ActionsExecutor:
     )
 
 
-def test_a_label_dispatches_the_workflow_and_links_its_runs(
+def test_a_label_dispatches_the_workflow_and_links_the_run(
     env: Env, actions: ActionsExecutor
 ) -> None:
     env.forge.permissions["alice"] = "write"
@@ -343,8 +368,44 @@ def test_a_label_dispatches_the_workflow_and_links_its_runs(
         )
     ]
     (comment,) = env.forge.calls_to("comment")
-    assert f"https://github.com/{REPO}/actions/workflows/freemad.yml" in comment.args["body"]
+    assert comment.args["body"].startswith("FREE-MAD started `debate` on GitHub Actions")
+    assert f"(https://github.com/{REPO}/actions/runs/" in comment.args["body"]
     assert env.deliveries.status("d-label") == "done"
+
+
+def test_a_dispatch_that_names_no_run_is_still_acknowledged(
+    env: Env, actions: ActionsExecutor
+) -> None:
+    env.forge.permissions["alice"] = "write"
+    env.forge.dispatch_run_details = False  # GitHub Enterprise Server: 204, no run named
+    env.deliveries.record(LABELED)
+    actions.submit(LABELED)
+
+    (comment,) = env.forge.calls_to("comment")
+    assert comment.args["body"] == (
+        "FREE-MAD dispatched `debate` to GitHub Actions, which did not say which run took it: "
+        f"look for it among [the freemad.yml runs](https://github.com/{REPO}/actions/workflows/freemad.yml)."
+    )
+    assert env.deliveries.status("d-label") == "done"
+
+
+def test_a_review_comment_is_dispatched_for_its_pull_request(
+    env: Env, actions: ActionsExecutor
+) -> None:
+    env.forge.permissions["alice"] = "write"
+    job = delivery("d-r", "pull_request_review_comment", review_comment("/freemad plan Cache"))
+    env.deliveries.record(job)
+    actions.submit(job)
+
+    [(_, _, _, inputs)] = env.forge.dispatches
+    assert inputs == {
+        "mode": "auto",
+        "requirement": "/freemad plan Cache",
+        "issue": "9",
+        "sender": "alice",
+    }
+    (comment,) = env.forge.calls_to("comment")
+    assert comment.args["number"] == 9 and "`/freemad plan`" in comment.args["body"]
 
 
 def test_a_command_is_dispatched_as_its_text(env: Env, actions: ActionsExecutor) -> None:
@@ -450,7 +511,11 @@ def test_two_commands_on_one_issue_run_one_after_the_other_on_two_workers(env: E
 
 @pytest.mark.parametrize(
     ("event", "payload"),
-    [("issues", labeled_issue()), ("issue_comment", issue_comment("/freemad plan add a cache"))],
+    [
+        ("issues", labeled_issue()),
+        ("issue_comment", issue_comment("/freemad plan add a cache")),
+        ("pull_request_review_comment", review_comment("/freemad plan add a cache")),
+    ],
 )
 def test_what_the_bot_dispatches_is_what_the_workflow_declares(
     event: str, payload: dict[str, Any]
@@ -471,5 +536,42 @@ def test_what_the_bot_dispatches_is_what_the_workflow_declares(
         ) as forge,
     ):
         api.add_workflow(plan.repo, WORKFLOW, workflow.read_text())
-        forge.dispatch_workflow(plan.repo, WORKFLOW, plan.ref, plan.inputs)
-        assert [(c.method, c.status) for c in api.calls] == [("POST", 204)]
+        run_url = forge.dispatch_workflow(plan.repo, WORKFLOW, plan.ref, plan.inputs)
+        assert [(c.method, c.status) for c in api.calls] == [("POST", 200)]
+        assert run_url == f"{api.origin}/{plan.repo}/actions/runs/{api.dispatches[0]['run_id']}"
+
+
+@pytest.mark.parametrize("prefix", ["", "/api/v3"], ids=["github.com", "enterprise-server"])
+def test_the_bot_acknowledges_with_the_run_github_started(env: Env, prefix: str) -> None:
+    """Through real HTTP (PyGithub against the stand-in): github.com answers the dispatch with
+    the run it started (`return_run_details`), and the acknowledgement links it; GitHub
+    Enterprise Server answers 204, and the acknowledgement says the run was dispatched."""
+    from freemad.bot.executors import WORKFLOW
+    from freemad.github.pygithub_forge import PyGithubForge
+    from freemad.github.standin import StandIn
+
+    token = "ghs_ActionsExecutorToken000000000000000"
+    workflow = Path(__file__).resolve().parents[2] / ".github" / "workflows" / WORKFLOW
+    with StandIn(prefix=prefix, token=token, permissions={"alice": "write"}) as api:
+        api.add_workflow(REPO, WORKFLOW, workflow.read_text())
+        api.seed(json.loads(LABELED.body))
+        executor = ActionsExecutor(
+            PlainToken(token),
+            env.settings,
+            deliveries=env.deliveries,
+            forge_factory=lambda i: PyGithubForge(token, base_url=api.base_url, throttle=False),
+        )
+        env.deliveries.record(LABELED)
+        executor.submit(LABELED)
+
+        [dispatch] = api.dispatches
+        [comment] = [c["body"] for c in api.comments.values()]
+        run_page = f"{api.origin}/{REPO}/actions/runs/{dispatch['run_id']}"
+        if prefix:
+            assert comment.startswith("FREE-MAD dispatched `debate` to GitHub Actions")
+            assert run_page not in comment
+        else:
+            assert comment == (
+                f"FREE-MAD started `debate` on GitHub Actions: follow it in [its run]({run_page})."
+            )
+        assert env.deliveries.status("d-label") == "done"

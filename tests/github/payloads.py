@@ -168,6 +168,33 @@ def pull_request(
     return payload
 
 
+def review_comment(
+    body: str = "/freemad debate",
+    *,
+    author: str = "alice",
+    action: str = "created",
+    comment_id: int = 2002,
+) -> dict[str, Any]:
+    """A pull_request_review_comment: a comment on pull request #9's diff, with the fields we read."""
+    pull = pull_request(label=None)["pull_request"]
+    payload: dict[str, Any] = {
+        "action": action,
+        "comment": {
+            "id": comment_id,
+            "body": body,
+            "user": user(author),
+            "html_url": f"https://github.com/{REPO}/pull/9#discussion_r{comment_id}",
+            "author_association": "MEMBER",
+        },
+        "pull_request": pull,
+        "repository": repository(),
+        "sender": user(author),
+    }
+    if action == "edited":
+        payload["changes"] = {"body": {"from": "/freemad plan"}}
+    return payload
+
+
 def workflow_dispatch(inputs: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "inputs": inputs,

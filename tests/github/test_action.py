@@ -16,7 +16,14 @@ import yaml
 from freemad.github.standin import StandIn
 from freemad.github.workflow_io import read_outputs
 from tests.evolve.runs import git
-from tests.github.payloads import REPO, issue_comment, labeled_issue, repository, user
+from tests.github.payloads import (
+    REPO,
+    issue_comment,
+    labeled_issue,
+    repository,
+    review_comment,
+    user,
+)
 
 BIN = Path(sys.executable).parent
 TOKEN = "ghs_" + "s3cr3t" * 6
@@ -72,7 +79,12 @@ def write_config(workspace: Path, kind: str) -> str:
 
 
 def run_job(
-    workspace: Path, api: StandIn, event: str, payload: dict[str, Any], config: str
+    workspace: Path,
+    api: StandIn,
+    event: str,
+    payload: dict[str, Any],
+    config: str,
+    runner: dict[str, str] | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, str], str]:
     folder = workspace.parent / f"{workspace.name}-runner"
     folder.mkdir(exist_ok=True)
@@ -96,6 +108,7 @@ def run_job(
         "GIT_AUTHOR_EMAIL": "runner@example.com",
         "GIT_COMMITTER_NAME": "runner",
         "GIT_COMMITTER_EMAIL": "runner@example.com",
+        **(runner or {}),  # more of the runner's variables
     }
     done = subprocess.run(
         [str(BIN / "freemad"), "github", "action"],
@@ -265,3 +278,82 @@ def test_the_default_pages_address_of_a_user_site_and_of_any_other_repository() 
     assert default_pages_url("Octo/octo.github.io") == "https://octo.github.io"
     assert default_pages_url("Octo/widgets") == "https://octo.github.io/widgets"
     assert default_pages_url("") == ""
+
+
+RUNNER = {
+    "GITHUB_SERVER_URL": "https://github.com",
+    "GITHUB_RUN_ID": "15550001234",
+    "GITHUB_RUN_ATTEMPT": "2",
+}
+RUN_LINK = f"https://github.com/{REPO}/actions/runs/15550001234/attempts/2"
+
+
+def test_the_first_comment_links_the_actions_run_doing_the_work_when_there_is_one(
+    tmp_path: Path, origin: Path, api: StandIn
+) -> None:
+    workspace = job(tmp_path, origin, "job1")
+    config = write_config(workspace, "task")
+    # Outside a runner (no GITHUB_RUN_ID): nothing to link.
+    done, _, _ = run_job(workspace, api, "issues", labeled_issue("freemad:plan"), config)
+    assert done.returncode == 0, done.stdout + done.stderr
+    sent = [c.body["body"] for c in api.calls if isinstance(c.body, dict) and "body" in c.body]
+    assert sent and sent[0] == "FREE-MAD is starting a plan task…"
+    assert not any("/actions/runs/" in body for body in sent)
+
+    on_runner = labeled_issue("freemad:plan")
+    on_runner["issue"]["number"] = 8
+    seen = len(api.calls)
+    done, outputs, _ = run_job(workspace, api, "issues", on_runner, config, RUNNER)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    first = next(
+        c for c in api.calls[seen:] if c.method == "POST" and c.path.endswith("/8/comments")
+    )
+    assert first.body["body"].startswith("FREE-MAD is starting a plan task…")
+    assert f"[the GitHub Actions run]({RUN_LINK})" in first.body["body"]
+    comment = next(c for c in api.comments.values() if c["issue_url"].endswith("/issues/8"))
+    assert f"({RUN_LINK})" in comment["body"]  # edited in place since, and still linked
+    assert outputs["status"] == "waiting_for_human"
+
+
+def test_the_address_of_the_actions_run() -> None:
+    from freemad.github.action import actions_run_url
+
+    web = "https://github.example.com"
+    base = {"GITHUB_REPOSITORY": REPO, "GITHUB_RUN_ID": "77"}
+    assert actions_run_url(base, web) == f"{web}/{REPO}/actions/runs/77"
+    assert actions_run_url({**base, "GITHUB_RUN_ATTEMPT": "3"}, web + "/") == (
+        f"{web}/{REPO}/actions/runs/77/attempts/3"
+    )
+    assert actions_run_url({"GITHUB_REPOSITORY": REPO}, web) is None
+    assert actions_run_url({**base, "GITHUB_RUN_ID": "77; rm -rf"}, web) is None
+    assert actions_run_url({"GITHUB_RUN_ID": "77"}, web) is None
+
+
+def test_a_comment_on_a_pull_requests_diff_runs_the_command_and_reacts_to_it(
+    tmp_path: Path, origin: Path, api: StandIn
+) -> None:
+    """A pull_request_review_comment job: the commenter's access is checked, the 👀 goes on the
+    review comment (GitHub's pulls endpoint; the issues one would not find it), and the result
+    is posted on the pull request."""
+    workspace = job(tmp_path, origin, "job1")
+    payload = review_comment("/freemad debate rounds=0 Pick LRU or LFU")
+    api.add_review_comment(REPO, 9, payload["comment"]["body"], payload["comment"]["id"])
+
+    done, outputs, _ = run_job(
+        workspace,
+        api,
+        "pull_request_review_comment",
+        payload,
+        write_config(workspace, "debate"),
+    )
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert outputs["status"] == "completed" and "Pick LRU or LFU" in outputs["final-answer"]
+    posts = [(c.path, c.status) for c in api.calls if c.method == "POST"]
+    assert posts == [
+        (f"/repos/{REPO}/pulls/comments/2002/reactions", 201),
+        (f"/repos/{REPO}/issues/9/comments", 201),
+    ]
+    checked = [c.path for c in api.calls if c.path.endswith("/permission")]
+    assert checked == [f"/repos/{REPO}/collaborators/alice/permission"]

@@ -22,13 +22,21 @@ from freemad.github.events import (
     PayloadError,
     PingEvent,
     PullRequestEvent,
+    PullRequestReviewCommentEvent,
     PushEvent,
     UnknownEvent,
     WorkflowDispatchEvent,
     parse_event,
 )
 from tests.github import payloads
-from tests.github.payloads import SCHEMAS, event_name, example_params, load_example
+from tests.github.payloads import (
+    EXAMPLES,
+    NO_FIXTURES,
+    SCHEMAS,
+    event_name,
+    example_params,
+    load_example,
+)
 
 EXPECTED_MODEL: dict[str, type[Any]] = {
     "installation": InstallationEvent,
@@ -36,6 +44,7 @@ EXPECTED_MODEL: dict[str, type[Any]] = {
     "issues": IssuesEvent,
     "ping": PingEvent,
     "pull_request": PullRequestEvent,
+    "pull_request_review_comment": PullRequestReviewCommentEvent,
     "push": PushEvent,
     "repository_dispatch": UnknownEvent,
     "workflow_dispatch": WorkflowDispatchEvent,
@@ -157,7 +166,50 @@ def test_comment_on_a_pull_request_built_from_the_example() -> None:
     assert event.issue.pull_request.html_url == "https://github.com/Codertocat/Hello-World/pull/1"
 
 
+def review_comment_examples() -> list[Any]:
+    """GitHub's pull_request_review_comment examples, or one skipped param saying why none."""
+    if not EXAMPLES.is_dir():
+        return [pytest.param(None, id="no-fixtures", marks=pytest.mark.skip(reason=NO_FIXTURES))]
+    found = sorted(EXAMPLES.glob("pull_request_review_comment.*.json"))
+    reason = f"no pull_request_review_comment example among GitHub's examples in {EXAMPLES}"
+    if not found:
+        return [pytest.param(None, id="none", marks=pytest.mark.skip(reason=reason))]
+    return [pytest.param(path, id=path.name) for path in found]
+
+
+@pytest.mark.parametrize("path", review_comment_examples())
+def test_a_review_comment_example_parses_with_its_comment_and_pull_request(path: Path) -> None:
+    payload = json.loads(path.read_text(encoding="utf-8"))
+    event = parse_event("pull_request_review_comment", payload)
+    assert isinstance(event, PullRequestReviewCommentEvent)
+    assert event.comment.id == payload["comment"]["id"]
+    assert event.comment.body == payload["comment"]["body"]
+    assert event.pull_request.number == payload["pull_request"]["number"]
+    assert event.pull_request.head.ref == payload["pull_request"]["head"]["ref"]
+    assert event.repository.full_name == payload["repository"]["full_name"]
+
+
 # -- our own payloads (always run) ---------------------------------------------------------------
+
+
+def test_a_minimal_review_comment_parses_as_a_comment_on_its_pull_request() -> None:
+    event = parse_event("pull_request_review_comment", payloads.review_comment("/freemad plan"))
+    assert isinstance(event, PullRequestReviewCommentEvent)
+    assert event.action == "created"
+    assert (event.comment.id, event.comment.body) == (2002, "/freemad plan")
+    assert event.comment.user is not None and event.comment.user.login == "alice"
+    assert event.pull_request.number == 9
+    assert event.pull_request.head.ref == "speed-up"
+    # A deleted account leaves the comment without a user, as GitHub's schema allows.
+    ghost = payloads.review_comment()
+    ghost["comment"]["user"] = None
+    parsed = parse_event("pull_request_review_comment", ghost)
+    assert isinstance(parsed, PullRequestReviewCommentEvent) and parsed.comment.user is None
+    missing = payloads.review_comment()
+    del missing["pull_request"]["number"]
+    assert _error("pull_request_review_comment", missing).endswith(
+        "pull_request.number: field required"
+    )
 
 
 def test_minimal_payloads_parse() -> None:

@@ -16,7 +16,7 @@ from freemad.github.forge import RecordingForge
 from freemad.github.router import Router, Settings
 from freemad.store import SqliteStore
 from tests.conftest import MOCK_AGENT, make_config, mock_agent
-from tests.github.payloads import REPO, issue_comment, labeled_issue
+from tests.github.payloads import REPO, issue_comment, labeled_issue, review_comment
 
 TASK_MOCK = str(Path(sys.executable).parent / "freemad-task-mock")
 
@@ -43,13 +43,14 @@ def store(tmp_path: Path) -> Any:
 
 
 def router(
-    config: Any, store: Any, tmp_path: Path, **permissions: str
+    config: Any, store: Any, tmp_path: Path, job_url: str | None = None, **permissions: str
 ) -> tuple[Router, RecordingForge]:
     forge = RecordingForge(permissions={"alice": "write", **permissions})
     settings = Settings(
         self_login="freemad[bot]",
         run_url=lambda kind, run_id: f"https://octo-org.github.io/octo-repo/{kind}/{run_id}.html",
         workspace=tmp_path,
+        job_url=job_url,
     )
     return Router(config, forge, store, settings), forge
 
@@ -177,6 +178,88 @@ def test_a_comment_on_a_pull_request_starts_a_debate_like_one_on_an_issue(
     assert forge.reactions == [(REPO, 1001, "eyes")]
     transcript = store.events(outcome.run_id)[0].data["transcript"]
     assert transcript["requirement"] == "Pick one" and len(transcript["transcript"]) == 1
+
+
+def test_a_comment_on_a_pull_requests_diff_is_a_command_on_that_pull_request(
+    store: Any, tmp_path: Path
+) -> None:
+    """GitHub sends it as pull_request_review_comment; the commenter's access is checked, the 👀
+    goes on the review comment (its own reactions, not an issue comment's), the answer on the PR."""
+    routed, forge = router(debate_config(), store, tmp_path)
+
+    outcome = routed.handle("pull_request_review_comment", review_comment("/freemad debate Pick"))
+
+    assert outcome.action == "debate" and outcome.status == "completed"
+    assert forge.calls_to("permission")[0].args == {"repo": REPO, "login": "alice"}
+    assert forge.review_reactions == [(REPO, 2002, "eyes")] and forge.reactions == []
+    [(_, number, body)] = forge.comments.values()
+    assert number == 9 and "**Winner:**" in body
+    assert store.events(outcome.run_id)[0].data["transcript"]["requirement"] == "Pick"
+
+
+def test_an_outsiders_review_comment_gets_the_polite_reply_on_the_pull_request(
+    store: Any, tmp_path: Path
+) -> None:
+    routed, forge = router(debate_config(), store, tmp_path, mallory="read")
+    outcome = routed.handle(
+        "pull_request_review_comment", review_comment("/freemad debate", author="mallory")
+    )
+    assert outcome.action == "refused"
+    [(_, number, body)] = forge.comments.values()
+    assert number == 9 and body.startswith("@mallory Only people with write access")
+    assert forge.review_reactions == [] and store.runs() == []
+
+
+def test_a_review_comment_steers_the_run_a_conversation_comment_started(
+    store: Any, tmp_path: Path
+) -> None:
+    """Both kinds of comment on pull request #9 are the same thread: a task started in the
+    conversation is answered from the diff."""
+    config = task_config(tmp_path)
+    routed, forge = router(config, store, tmp_path)
+    started = routed.handle(
+        "issue_comment", issue_comment("/freemad plan Cache it", on_pull_request=True)
+    )
+    assert started.status == "waiting_for_human"
+    pull = issue_comment()["issue"]["number"]  # the pull request the comments are on
+
+    answer = review_comment("/freemad answer Use SQLite.")
+    answer["pull_request"]["number"] = pull
+    answered = routed.handle("pull_request_review_comment", answer)
+
+    assert (answered.action, answered.run_id, answered.status) == (
+        "steered",
+        started.run_id,
+        "completed",
+    )
+    assert forge.review_reactions == [(REPO, 2002, "eyes")]
+    assert len(forge.comments) == 1  # the one progress comment, edited
+
+
+def test_the_first_comment_of_a_run_links_the_actions_run_doing_the_work(
+    store: Any, tmp_path: Path
+) -> None:
+    unlinked, plain = router(task_config(tmp_path), store, tmp_path)  # no Actions run here
+    unlinked.handle("issues", labeled_issue("freemad:plan"))
+    sent = [call.args["body"] for call in plain.calls if "body" in call.args]
+    assert sent[0] == "FREE-MAD is starting a plan task…"
+    assert not any("GitHub Actions run" in body for body in sent)
+
+    job = f"https://github.com/{REPO}/actions/runs/4242/attempts/2"
+    routed, forge = router(task_config(tmp_path), store, tmp_path, job_url=job)
+    routed.handle("issues", labeled_issue("freemad:plan"))
+
+    first = forge.calls_to("comment")[0].args["body"]
+    assert (
+        first == f"FREE-MAD is starting a plan task… Follow it in [the GitHub Actions run]({job})."
+    )
+    # The comment stays linked as it is edited in place, and the debate's comment is linked too.
+    [(_, _, shown)] = forge.comments.values()
+    assert f"({job})" in shown
+    debated, debate_forge = router(debate_config(), store, tmp_path, job_url=job)
+    debated.handle("issues", labeled_issue("freemad:debate"))
+    [(_, _, result)] = debate_forge.comments.values()
+    assert f"[the GitHub Actions run]({job})" in result
 
 
 def test_a_plan_task_waits_on_its_comment_and_an_answer_finishes_it(

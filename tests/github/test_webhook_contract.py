@@ -9,7 +9,13 @@ from typing import Any
 
 import pytest
 
-from freemad.github.events import MODELS, IssueCommentEvent, PullRequestEvent, parse_event
+from freemad.github.events import (
+    MODELS,
+    IssueCommentEvent,
+    PullRequestEvent,
+    PullRequestReviewCommentEvent,
+    parse_event,
+)
 from freemad.github.routing import route
 from tests.github.webhook_schemas import description_path, fullest, least, webhooks_of
 
@@ -61,3 +67,16 @@ def test_a_label_or_comment_with_no_person_behind_it_starts_nothing() -> None:
     assert isinstance(parsed, IssueCommentEvent)
     assert route(parsed).route == "ignore"
     assert "no author" in route(parsed).reason
+
+
+def test_the_least_review_comment_github_allows_routes_as_a_comment_on_its_pull_request() -> None:
+    """A comment on a pull request's diff comes as `pull_request_review_comment`, with the pull
+    request (not an issue) beside the comment; the least of it is a command like any comment."""
+    payload = least(webhooks_of("pull_request_review_comment")["created"])
+    payload["comment"].update(body="/freemad debate", user={"login": "alice", "id": 1})
+    event = parse_event("pull_request_review_comment", payload)
+    assert isinstance(event, PullRequestReviewCommentEvent)
+    assert route(event).route == "command"
+    assert event.pull_request.head.repo is None  # the least: the fork it came from is gone
+    payload["comment"]["user"] = None
+    assert route(parse_event("pull_request_review_comment", payload)).route == "ignore"
