@@ -1,6 +1,6 @@
 # FREE-MAD in a container: the `freemad` CLI, with git. Besides local use, it is a Docker
 # alternative to the composite action (`docker run ... github action`, see docs/github.md), and the
-# image the webhook bot will run from.
+# image the webhook bot runs from (bot/compose.yaml).
 #
 #   docker build -t freemad .
 #   docker run --rm freemad --version
@@ -33,8 +33,10 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/* \
     && git config --system --add safe.directory '*'
 
+# With the redis extra: the webhook bot's queue on Redis (FREEMAD_QUEUE_URL, bot/compose.yaml).
 RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
-    python -m pip install --no-cache-dir /wheels/*.whl
+    set -- /wheels/freemad-*.whl \
+    && python -m pip install --no-cache-dir "$1[redis]"
 
 RUN useradd --create-home --uid 10001 --user-group --shell /bin/bash freemad
 USER freemad

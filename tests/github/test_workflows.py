@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
+from freemad.github.routing import TRIGGER_EVENTS
 from freemad.github.workflow_io import read_outputs
 from tests.github.payloads import REPO, labeled_issue, repository, user
 
@@ -117,14 +118,21 @@ FIRST_ON_NODE_24 = {
     "actions/setup-python": 6,
     "actions/deploy-pages": 5,
     "actions/upload-pages-artifact": 5,
+    "actions/upload-artifact": 6,
+    "actions/download-artifact": 7,
+    "docker/setup-buildx-action": 4,
+    "docker/login-action": 4,
+    "docker/build-push-action": 7,
 }
+# Actions that run in a container, not on Node.
+NOT_ON_NODE = {"pypa/gh-action-pypi-publish"}
 
 
 def test_every_action_used_runs_on_node_24() -> None:
     for path in [ACTION, *workflow_files()]:
         for line in path.read_text(encoding="utf-8").splitlines():
             found = re.search(r"uses:\s*([\w.-]+/[\w.-]+)@[0-9a-f]{40} # v(\d+)\.", line)
-            if found is None:
+            if found is None or found.group(1) in NOT_ON_NODE:
                 continue
             action, major = found.group(1), int(found.group(2))
             assert action in FIRST_ON_NODE_24, f"{path.name}: is {action} on Node 24?"
@@ -142,7 +150,8 @@ def test_every_job_has_its_own_permissions_and_a_time_limit() -> None:
             assert isinstance(job.get("timeout-minutes"), int), f"{path.name} {job_id}"
 
 
-def test_credentials_persist_only_where_the_state_branch_is_pushed() -> None:
+def test_credentials_persist_only_where_a_job_pushes() -> None:
+    """The state branch (freemad.yml) and the release's major tag (release.yml)."""
     persisted = []
     for where, step in all_steps():
         if step.get("uses", "").startswith("actions/checkout@"):
@@ -150,7 +159,7 @@ def test_credentials_persist_only_where_the_state_branch_is_pushed() -> None:
             assert keep in (True, False), f"{where}: say persist-credentials either way"
             if keep:
                 persisted.append(where)
-    assert persisted == ["freemad.yml freemad step 0"]
+    assert persisted == ["freemad.yml freemad step 0", "release.yml major-tag step 0"]
 
 
 def test_the_freemad_workflow_is_reusable_and_triggered_directly() -> None:
@@ -158,7 +167,9 @@ def test_the_freemad_workflow_is_reusable_and_triggered_directly() -> None:
     on = triggers(workflow)
     assert on["issues"] == {"types": ["labeled"]}
     assert on["issue_comment"] == {"types": ["created"]}
+    assert on["pull_request_review_comment"] == {"types": ["created"]}
     assert on["pull_request"] == {"types": ["labeled"]}
+    assert set(TRIGGER_EVENTS) <= set(on)
     assert {"mode", "requirement", "rounds"} <= set(on["workflow_dispatch"]["inputs"])
     call = on["workflow_call"]
     assert {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CODEX_API_KEY", "GEMINI_API_KEY"} <= set(
@@ -180,6 +191,7 @@ def test_the_freemad_workflow_is_reusable_and_triggered_directly() -> None:
         "pages": "read",
     }
     assert "/freemad" in job["if"]
+    assert "github.event_name == 'pull_request_review_comment'" in job["if"]
     assert "freemad:" in job["if"]
     checkout = job["steps"][0]["with"]
     assert checkout["fetch-depth"] == 0
