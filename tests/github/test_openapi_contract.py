@@ -184,7 +184,10 @@ def test_pygithub_alone_asks_for_any_media_type_and_a_retired_preview(api: Stand
     auth = github.Auth.Token(TOKEN)
     client = github.Github(auth=auth, base_url=api.base_url, retry=None)
     api.add_comment(REPO, 1, "/freemad debate", 77)
-    client.get_repo(REPO).get_issue(1).get_comment(77).create_reaction("eyes")
+    try:
+        client.get_repo(REPO).get_issue(1).get_comment(77).create_reaction("eyes")
+    finally:
+        client.close()
     accepts = {c.headers.get("Accept") for c in api.calls}
     assert accepts == {"*/*", "application/vnd.github.squirrel-girl-preview"}
     as_ours = [replace(c, headers={**c.headers, "User-Agent": "freemad"}) for c in api.calls]
