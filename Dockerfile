@@ -15,8 +15,12 @@
 
 FROM python:3.12-slim AS build
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY freemad ./freemad
+# Package data of the wheel (pyproject.toml, force-include): example configs, examples, workflows.
+COPY configs ./configs
+COPY examples ./examples
+COPY action ./action
 RUN python -m pip wheel --no-cache-dir --disable-pip-version-check --no-deps --wheel-dir /wheels .
 
 FROM python:3.12-slim

@@ -41,7 +41,7 @@ unit: venv
 test: venv agent-clis github-descriptions lint types unit
 
 demo: venv
-	$(BIN)/freemad "Write a function that returns Fibonacci(n)." --rounds 1 --config configs/mock_agents.yaml
+	$(BIN)/freemad "Write a function that returns Fibonacci(n)." --rounds 1
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis transcripts

@@ -9,24 +9,55 @@ from typing import TYPE_CHECKING
 import click
 
 from freemad import __version__
-from freemad.errors import ConfigError, FreemadError, UsageError
+from freemad.errors import FreemadError, UsageError
 
 if TYPE_CHECKING:
+    from freemad.config.discover import LoadedConfig
     from freemad.config.models import FreemadConfig
 
 _DEFAULT_COMMAND = "debate"
-# Options of the group itself; anything else in first place starts a debate.
+# Options of the group itself; any other option in first place starts a debate.
 _GROUP_OPTIONS = {"-h", "--help", "-V", "--version"}
 _EXAMPLE = 'freemad "Write a function that returns Fibonacci(n)."'
+# Words people try that are spelt otherwise here.
+_OTHER_SPELLINGS = {
+    "health": "freemad --health",
+    "version": "freemad --version",
+    "dashboard": "freemad-dashboard",
+}
 
 
 class _DebateByDefault(click.Group):
-    """`freemad "REQ" ...` and `freemad --health ...` mean `freemad debate ...`."""
+    """`freemad "REQ" ...`, `freemad - < file` and `freemad --health ...` mean
+    `freemad debate ...`; a lone word that is no command is an error, never a debate."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args and ctx.resilient_parsing:  # shell completion of the first word
+            return super().parse_args(ctx, args)
         if not args or args[0] not in {*self.commands, *_GROUP_OPTIONS}:
+            if args and not _is_requirement(args[0]) and not ctx.resilient_parsing:
+                raise UsageError(_unknown_command(args[0], list(self.commands)))
             args = [_DEFAULT_COMMAND, *args]
         return super().parse_args(ctx, args)
+
+
+def _is_requirement(first: str) -> bool:
+    """An option, `-` (stdin), or a sentence (words with spaces between); not a lone word."""
+    return first.startswith("-") or not first.strip() or any(c.isspace() for c in first)
+
+
+def _unknown_command(word: str, commands: list[str], prefix: str = "freemad") -> str:
+    import difflib
+
+    spelt = {name: f"{prefix} {name}" for name in commands}
+    if prefix == "freemad":
+        spelt |= _OTHER_SPELLINGS
+    close = difflib.get_close_matches(word.lower(), list(spelt), n=1, cutoff=0.6)
+    guess = f" (did you mean '{spelt[close[0]]}'?)" if close else ""
+    return (
+        f"'{word}' is not a command{guess}; see 'freemad help'. To debate a one-word "
+        f"requirement, write 'freemad debate {word}'"
+    )
 
 
 @click.group(
@@ -37,14 +68,21 @@ class _DebateByDefault(click.Group):
 def cli() -> None:
     """Teams of agent CLIs (claude, codex, gemini, ...) that debate, work tasks and evolve code.
 
-    `freemad "REQUIREMENT"` is short for `freemad debate "REQUIREMENT"`.
+    `freemad "REQUIREMENT"` is short for `freemad debate "REQUIREMENT"`. Every command
+    finds its config as ruff and pytest do: --config FILE, else FREEMAD_CONFIG, else
+    freemad.yaml, .freemad.yaml, freemad.json or [tool.freemad] in pyproject.toml from the
+    current folder upward, else the built-in mock agents.
 
     \b
     Examples:
+      freemad init                          # a starter freemad.yaml for this folder
       freemad "Write a function that returns Fibonacci(n)." --rounds 1
       freemad - --json < requirement.txt
-      freemad --health --config configs/mock_agents.yaml
-      freemad config check my-config.yaml
+      freemad --health
+      freemad task start "Plan a key-value store with a small HTTP API."
+      freemad example evolve-toy toy        # then: cd toy && freemad evolve start "..."
+      freemad config check freemad.yaml
+      freemad help task start
     """
 
 
@@ -58,7 +96,8 @@ def cli() -> None:
     "config_path",
     metavar="FILE",
     type=click.Path(dir_okay=False),
-    help="YAML or JSON config (default: the built-in mock agents).",
+    help="YAML or JSON config, or builtin:NAME (default: found from the current folder upward, "
+    "else the built-in mock agents).",
 )
 @click.option(
     "--rounds",
@@ -70,6 +109,30 @@ def cli() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines, even on a terminal.")
 @click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Log at DEBUG (each agent command, round, deadline and the decision) to stderr and "
+    "logging.file.",
+)
+@click.option(
+    "--save-transcript/--no-save-transcript",
+    default=None,
+    help="Write the transcript, or not (default: output.save_transcript).",
+)
+@click.option(
+    "--format",
+    "transcript_format",
+    type=click.Choice(["json", "markdown"]),
+    help="The transcript's format (default: output.format); --json is the result's.",
+)
+@click.option(
+    "--transcript-dir",
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="Write the transcript into DIR (default: output.transcript_dir).",
+)
+@click.option(
     "--health", is_flag=True, help="Check that each agent's program runs and answers --version."
 )
 def debate_command(
@@ -79,6 +142,10 @@ def debate_command(
     rounds: int | None,
     as_json: bool,
     quiet: bool,
+    verbose: bool,
+    save_transcript: bool | None,
+    transcript_format: str | None,
+    transcript_dir: str | None,
     health: bool,
 ) -> None:
     """Debate REQUIREMENT among the configured agents and print the winner.
@@ -88,7 +155,8 @@ def debate_command(
     written into output.transcript_dir.
 
     \b
-    Exit status: 0 a winner was chosen (or every agent is healthy);
+    Exit status: 0 a winner was chosen, also when a budget stopped the debate
+                   early (or every agent is healthy);
                  1 the debate failed (or an agent is not healthy);
                  2 bad input: an option, the config or the requirement.
     """
@@ -98,7 +166,16 @@ def debate_command(
         return
     if requirement is None:
         raise UsageError(f"give a requirement, e.g. {_EXAMPLE}", hint="see 'freemad --help'")
-    _debate(requirement, config, rounds=rounds, as_json=as_json, quiet=quiet)
+    # The reference implementation's three transcript flags override the output section.
+    given = {
+        "save_transcript": save_transcript,
+        "format": transcript_format,
+        "transcript_dir": transcript_dir,
+    }
+    output = {key: value for key, value in given.items() if value is not None}
+    if output:
+        config = config.model_copy(update={"output": config.output.model_copy(update=output)})
+    _debate(requirement, config, rounds=rounds, as_json=as_json, quiet=quiet, verbose=verbose)
 
 
 def _health(config: FreemadConfig, *, as_json: bool) -> None:
@@ -115,11 +192,19 @@ def _health(config: FreemadConfig, *, as_json: bool) -> None:
 
 
 def _debate(
-    requirement: str, config: FreemadConfig, *, rounds: int | None, as_json: bool, quiet: bool
+    requirement: str,
+    config: FreemadConfig,
+    *,
+    rounds: int | None,
+    as_json: bool,
+    quiet: bool,
+    verbose: bool = False,
 ) -> None:
+    from contextlib import nullcontext
+
     from freemad.cli_output import print_result, progress_printer
     from freemad.debate import check_requirement, run_debate, write_transcript
-    from freemad.logs import configure_logging
+    from freemad.logs import start_logging
     from freemad.redact import Redactor
 
     if requirement == "-":
@@ -127,19 +212,15 @@ def _debate(
     # Before any agent starts: an empty or oversized requirement is the caller's mistake.
     requirement = check_requirement(requirement, config)
     redactor = Redactor(config.security.redact_patterns)
-    try:
-        configure_logging(config.logging, redactor)
-    except OSError as exc:
-        raise ConfigError(
-            f"logging.file: cannot open {config.logging.file}: {exc.strerror or exc}"
-        ) from None
-    show_progress = not quiet and sys.stderr.isatty()
-    result = run_debate(
-        requirement,
-        config,
-        rounds=rounds,
-        on_event=progress_printer(verbose=config.output.verbose) if show_progress else None,
+    # On a terminal a live line shows each agent at work; log lines print above it.
+    progress = (
+        progress_printer(verbose=config.output.verbose or verbose)
+        if not quiet and sys.stderr.isatty()
+        else None
     )
+    start_logging(config, verbose=verbose, stream=progress.stream if progress else None)
+    with progress or nullcontext():
+        result = run_debate(requirement, config, rounds=rounds, on_event=progress)
     unsaved = None
     if config.output.save_transcript:
         try:
@@ -150,6 +231,8 @@ def _debate(
                 f"{config.output.transcript_dir!r}: {exc.strerror or exc}"
             )
     print_result(result, redactor, as_json=as_json)
+    if result.early_stop_note:  # a budget ended it: said on stderr too, where scripts look
+        click.echo(f"freemad: note: stopped early: {result.early_stop_note}", err=True)
     if unsaved:
         raise FreemadError(unsaved)
     if result.status != "completed":
@@ -169,6 +252,7 @@ def _register_groups() -> None:
     from freemad.cli_bot import bot_group
     from freemad.cli_evolve import evolve_group
     from freemad.cli_github import github_group
+    from freemad.cli_init import example_group, init_command
     from freemad.cli_site import site_group
     from freemad.cli_tasks import task_group
 
@@ -177,6 +261,26 @@ def _register_groups() -> None:
     cli.add_command(github_group)
     cli.add_command(bot_group)
     cli.add_command(site_group)
+    cli.add_command(init_command)
+    cli.add_command(example_group)
+
+
+@cli.command("help")
+@click.argument("words", nargs=-1, metavar="[COMMAND]...")
+@click.pass_context
+def help_command(ctx: click.Context, words: tuple[str, ...]) -> None:
+    """Show the help of FREE-MAD, or of COMMAND: `freemad help task start`."""
+    command: click.Command = cli
+    current = ctx.find_root()
+    for word in words:
+        found = command.get_command(current, word) if isinstance(command, click.Group) else None
+        if found is None:
+            names = list(command.commands) if isinstance(command, click.Group) else []
+            prefix = current.command_path
+            raise UsageError(_unknown_command(word, names, prefix).split(";")[0])
+        command = found
+        current = click.Context(command, info_name=word, parent=current)
+    click.echo(current.get_help())
 
 
 _register_groups()
@@ -208,22 +312,38 @@ def config_schema() -> None:
 
 
 @config_group.command("check")
-@click.argument("path", metavar="FILE", type=click.Path(dir_okay=False))
-def config_check(path: str) -> None:
-    """Validate FILE (YAML, or JSON if it ends in .json).
+@click.argument("path", metavar="[FILE]", required=False, type=click.Path(dir_okay=False))
+def config_check(path: str | None) -> None:
+    """Validate FILE (YAML, or JSON if it ends in .json), or the config found from here.
 
     Prints one line and exits 0 if it is valid; otherwise prints the first
     problem (file, line and key) on stderr and exits 2.
     """
-    config = _load(path)
+    loaded = _load_config(path)
+    config = loaded.config
     enabled = ", ".join(a.id for a in config.enabled_agents)
-    click.echo(f"{path}: ok ({len(config.enabled_agents)} enabled agent(s): {enabled})")
+    shown = path or loaded.source.shown
+    click.echo(f"{shown}: ok ({len(config.enabled_agents)} enabled agent(s): {enabled})")
 
 
 def _load(path: str | None) -> FreemadConfig:
-    from freemad.config import default_config, load_config
+    """The config of a command: --config, FREEMAD_CONFIG, one found upward, or the built-in;
+    its relative paths resolved against its folder (freemad.config.discover)."""
+    return _load_config(path).config
 
-    return load_config(path) if path else default_config()
+
+def _load_config(path: str | None) -> LoadedConfig:
+    from freemad.config.discover import load
+
+    return load(path)
+
+
+def _existing_store(path: str) -> None:
+    """Commands about runs that exist never create a store: a missing one is a one-line error."""
+    from pathlib import Path
+
+    if not Path(path).is_file():
+        raise UsageError(f"no runs yet in {path}")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -69,7 +69,9 @@ _SETTINGS = (
     "config_path",
     metavar="FILE",
     type=click.Path(dir_okay=False),
-    help="Config the debates --allow-start starts use (default: FREEMAD_CONFIG, else built-in).",
+    help="Config whose runs are served when no source is named, and that the debates "
+    "--allow-start starts use (default: FREEMAD_CONFIG, else one found from the current folder "
+    "upward, else built-in).",
 )
 def command(
     *,
@@ -91,26 +93,41 @@ def command(
     /api/evolve, /health, and /events (Server-Sent Events). FREEMAD_DASHBOARD_THREADS (32)
     is how many requests and open pages each worker serves at once.
 
+    With no source named, it serves the runs of the config found from the current folder
+    upward (its output.transcript_dir, task.store_path and evolve.store_path).
+
     \b
     Examples:
+      freemad-dashboard
       freemad-dashboard --dir transcripts --task-store .freemad/tasks/tasks.db
       FREEMAD_DASHBOARD_TOKEN=$(openssl rand -hex 32) freemad-dashboard --dir transcripts --allow-start
     """
     from pathlib import Path
 
+    from freemad.cli import _load
+    from freemad.config.discover import find_config, state_paths
     from freemad.dashboard.server import create_app, stderr_warn
     from freemad.dashboard.sources import build_sources
 
+    # Nothing named: the runs of the config found from here, each read once it exists.
+    say_missing = any((transcripts, task_store, evolve_store, state_dir))
+    if not say_missing:
+        defaults = state_paths(_load(config_path))
+        if not any(path and Path(path).exists() for path in defaults.values()):
+            raise click.UsageError(
+                "no runs yet here (no transcripts or stores of the config found from this "
+                "folder); name at least one source: --dir, --task-store, --evolve-store or "
+                "--state-dir (one that does not exist yet is read once it does)"
+            )
+        transcripts = defaults["transcripts"]
+        task_store = defaults["task_store"]
+        evolve_store = defaults["evolve_store"]
     named = {
         "FREEMAD_DASHBOARD_DIR": transcripts,
         "FREEMAD_DASHBOARD_TASK_STORE": task_store,
         "FREEMAD_DASHBOARD_EVOLVE_STORE": evolve_store,
         "FREEMAD_DASHBOARD_STATE_DIR": state_dir,
     }
-    if not any(named.values()):
-        raise click.UsageError(
-            "name at least one source: --dir, --task-store, --evolve-store or --state-dir"
-        )
     if commit_url is not None and (not _URL.fullmatch(commit_url) or "{commit}" not in commit_url):
         raise click.BadParameter(
             "an http(s) URL with {commit} where the hash goes", param_hint="--commit-url"
@@ -123,7 +140,9 @@ def command(
         )
     if allow_start and not transcripts:
         raise click.UsageError("--allow-start needs --dir: started debates are written there")
-    config_path = config_path or os.environ.get("FREEMAD_CONFIG") or None
+    if config_path is None:  # FREEMAD_CONFIG, else one found from here, else the built-in
+        found = find_config(None).path
+        config_path = str(found) if found is not None else None
     # Everything gunicorn's workers will do at boot, done once here so a mistake is one line.
     sources = build_sources(
         transcripts=transcripts,
@@ -131,6 +150,7 @@ def command(
         evolve_store=evolve_store,
         state_dir=state_dir,
         warn=stderr_warn(),
+        say_missing=say_missing,
     )
     create_app(
         sources,

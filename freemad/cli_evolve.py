@@ -1,17 +1,19 @@
-"""`freemad evolve ...`: validate, start, steer and report evolve runs. Commands print JSON,
-`report` prints markdown."""
+"""`freemad evolve ...`: validate, start, steer and report evolve runs. Runs print as text for a
+person on a terminal and as JSON for programs (freemad.cli_show); `report` prints markdown."""
 
 from __future__ import annotations
 
-import json
 import sys
+import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from freemad.cli_live import WorkLine
+from freemad.cli_show import note, output_options, print_json, show_evolve, wants_json
 from freemad.errors import FreemadError, UsageError
 
 if TYPE_CHECKING:
@@ -22,9 +24,10 @@ _config_option = click.option(
     "-c",
     "config_path",
     metavar="FILE",
-    required=True,
     type=click.Path(dir_okay=False),
-    help="YAML or JSON config with an evolve: section; its paths resolve against its folder.",
+    help="YAML or JSON config with an evolve: section (default: the freemad.yaml, .freemad.yaml, "
+    "freemad.json or pyproject.toml found from the current folder upward); its paths resolve "
+    "against its folder.",
 )
 
 
@@ -34,56 +37,83 @@ def evolve_group() -> None:
     the lineage.
 
     \b
-    Example (on a copy of examples/evolve_toy, committed to a git repository of its own):
-      freemad evolve validate --config evolve.yaml
-      freemad evolve start --config evolve.yaml "make slow_sum as fast as possible"
-      freemad evolve report RUN_ID --config evolve.yaml
+    Example (the toy, copied into a git repository of its own, its config found there):
+      freemad example evolve-toy toy && cd toy
+      freemad evolve validate
+      freemad evolve start "make slow_sum as fast as possible"
+      freemad evolve report RUN_ID
     """
 
 
 @contextmanager
-def _runner(config_path: str, *, progress: bool = False) -> Iterator[EvolveRunner]:
-    from freemad.cli import _load
-    from freemad.evolve.runtime import EvolveRunner, config_dir_of, open_store
+def _runner(
+    config_path: str | None, *, progress: bool = False, store_kind: str = "existing"
+) -> Iterator[EvolveRunner]:
+    """The runner on the config's store: `existing` (a missing store is a one-line error and is
+    not created), `create`, or `scratch` (a throwaway one, for commands that store nothing)."""
+    from freemad.cli import _existing_store, _load_config
+    from freemad.cli_show import begin
+    from freemad.evolve.lineage import resolve_seed
+    from freemad.evolve.runtime import EvolveRunner, open_store
+    from freemad.store import SqliteStore
 
-    config = _load(config_path)
+    loaded = _load_config(config_path)
+    config, source = loaded.config, loaded.source
+    live = _Progress(sys.stderr) if progress and sys.stderr.isatty() else None
+    begin(config, loaded.config_arg(), stream=live.stream if live else None)
     if config.evolve is None:
-        raise UsageError(f"{config_path} has no evolve: section (see docs/evolve.md)")
-    config_dir = config_dir_of(config_path)
-    store = open_store(config.evolve.resolved(config_dir))
-    try:
-        yield EvolveRunner(
-            config,
-            store,
-            config_dir=config_dir,
-            on_step=_progress if progress and sys.stderr.isatty() else None,
+        hint = (
+            "'freemad example evolve-toy DIR' copies a toy that has one"
+            if source.path is None
+            else "see docs/evolve.md"
         )
-    finally:
-        store.close()
+        raise UsageError(f"{source.shown} has no evolve: section ({hint})")
+    evolve = config.evolve.resolved(source.base)
+    with tempfile.TemporaryDirectory(prefix="freemad-evolve-") as scratch:
+        if store_kind == "scratch":
+            store = SqliteStore(Path(scratch) / "evolve.db")
+        else:
+            if store_kind == "existing":
+                _existing_store(evolve.store_path)
+            else:  # a repository evolve cannot use is one line, before any file is made
+                resolve_seed(Path(evolve.repo_path), evolve.seed_ref)
+            store = open_store(evolve)
+        try:
+            with live or nullcontext():
+                yield EvolveRunner(
+                    config,
+                    store,
+                    config_dir=source.base,
+                    on_step=live.step if live else None,
+                    config_arg=loaded.config_arg(),
+                )
+        finally:
+            store.close()
 
 
-def _say(text: str) -> None:
-    click.echo(text, err=True)
+class _Progress(WorkLine):
+    """On a terminal: the iteration in flight with its elapsed time, then a line per verdict."""
 
-
-def _progress(kind: str, data: dict[str, Any]) -> None:
-    if kind == "run_created":
-        _say(f"evolve run {data['run_id']} on {data['branch']}")
-    elif kind == "candidate_judged":
-        verdict = data["verdict"]
-        mark = f"admitted v{data['version']}" if verdict["admitted"] else "rejected"
-        _say(f"  iteration {data['iteration']}: {mark}: {verdict['reason']}")
-    elif kind == "intervention":
-        shown = "; ".join(data["directions"]) or f"no directions ({data['error']})"
-        _say(f"  ! {data['detection']}: new directions: {shown}")
-    elif kind == "waiting_for_human":
-        _say(f"  ? {data['question']}")
-    elif kind == "stopped":
-        _say(f"stopped: {data['reason']}")
-
-
-def _print(value: Any) -> None:
-    click.echo(json.dumps(value, indent=2))
+    def step(self, kind: str, data: dict[str, Any]) -> None:
+        if kind == "run_created":
+            self.print(f"evolve run {data['run_id']} on {data['branch']}")
+        elif kind == "iteration_started":
+            self.begin("iteration", f"iteration {data['iteration']}: proposing")
+        elif kind == "candidate_proposed":
+            self.begin("iteration", f"iteration {data['iteration']}: judging")
+        elif kind in ("candidate_judged", "iteration_abandoned"):
+            self.end("iteration")
+        if kind == "candidate_judged":
+            verdict = data["verdict"]
+            mark = f"admitted v{data['version']}" if verdict["admitted"] else "rejected"
+            self.print(f"  iteration {data['iteration']}: {mark}: {verdict['reason']}")
+        elif kind == "intervention":
+            shown = "; ".join(data["directions"]) or f"no directions ({data['error']})"
+            self.print(f"  ! {data['detection']}: new directions: {shown}")
+        elif kind == "waiting_for_human" and wants_json():  # text output shows it anyway
+            self.print(f"  ? {data['question']}")
+        elif kind == "stopped" and wants_json():
+            self.print(f"stopped: {data['reason']}")
 
 
 @evolve_group.command("validate")
@@ -92,7 +122,7 @@ def validate(config_path: str) -> None:
     """Check the config, the repository, the sandbox and the judge on the seed. Exit 1 on errors."""
     from freemad.evolve.validate import validate as check
 
-    with _runner(config_path) as runner:
+    with _runner(config_path, store_kind="scratch") as runner:
         report = check(runner.evolve, runner.sandbox, runner.agent_box)
     for line in report["isolation"]:
         click.echo(f"isolation: {line}")
@@ -111,12 +141,14 @@ def validate(config_path: str) -> None:
 
 @evolve_group.command("start")
 @_config_option
+@output_options
 @click.argument("goal")
 def start(config_path: str, goal: str) -> None:
-    """Start a run toward GOAL; it runs until it stops, fails, pauses or needs you."""
-    with _runner(config_path, progress=True) as runner:
+    """Start a run toward GOAL; it runs until it stops, fails, pauses or needs you. Prints the
+    run: for a person, where it stands and what to do next; as JSON, with `run_id`."""
+    with _runner(config_path, progress=True, store_kind="create") as runner:
         state = runner.start(goal)
-    _print(state.view())
+    show_evolve(state)
     if state.stop_reason == "baseline_failed":  # the seed failed its own judge: nothing was tried
         raise FreemadError(f"the judge fails on the seed, so the run cannot begin: {state.error}")
     if state.stop_reason == "tampered":
@@ -127,20 +159,28 @@ def start(config_path: str, goal: str) -> None:
 
 @evolve_group.command("status")
 @_config_option
-@click.argument("run_id")
-def status(config_path: str, run_id: str) -> None:
-    """The run: status, incumbent version and its scores, the question it waits on."""
+@output_options
+@click.argument("run_id", required=False)
+def status(config_path: str, run_id: str | None) -> None:
+    """The run: status, incumbent version and its scores, the question it waits on (with the
+    command that answers it). Without RUN_ID, every run as a table."""
+    from freemad.cli_show import evolve_rows
+
     with _runner(config_path) as runner:
-        _print(runner.state(run_id).view())
+        if run_id is None:
+            evolve_rows(runner.store.runs(kind="evolve"))
+            return
+        show_evolve(runner.state(run_id), row=runner.store.run(run_id))
 
 
 @evolve_group.command("inspect")
 @_config_option
+@click.option("--json", is_flag=True, expose_value=False, help="Accepted: inspect prints JSON.")
 @click.argument("run_id")
 def inspect(config_path: str, run_id: str) -> None:
-    """The run with its full event log."""
+    """The run with its full event log, as JSON (always)."""
     with _runner(config_path) as runner:
-        _print(runner.inspect(run_id))
+        print_json(runner.inspect(run_id))
 
 
 @evolve_group.command("report")
@@ -171,35 +211,39 @@ def report(config_path: str, out: str | None, run_id: str) -> None:
 
 @evolve_group.command("pause")
 @_config_option
+@output_options
 @click.argument("run_id")
 def pause(config_path: str, run_id: str) -> None:
     """Pause the run after the step in flight; `resume` carries it on."""
     with _runner(config_path) as runner:
-        _print(runner.pause(run_id).view())
+        show_evolve(runner.pause(run_id))
 
 
 @evolve_group.command("resume")
 @_config_option
+@output_options
 @click.argument("run_id")
 def resume(config_path: str, run_id: str) -> None:
     """Carry a paused, stopped or interrupted run on (a raised stop.max_iterations is fine; a
     changed judge is refused)."""
     with _runner(config_path, progress=True) as runner:
-        _print(runner.resume(run_id).view())
+        show_evolve(runner.resume(run_id))
 
 
 @evolve_group.command("stop")
 @_config_option
+@output_options
 @click.argument("run_id")
 def stop(config_path: str, run_id: str) -> None:
     """End the run after the step in flight; its versions stay on the branch."""
     with _runner(config_path) as runner:
-        _print(runner.stop(run_id).view())
+        show_evolve(runner.stop(run_id))
 
 
 @evolve_group.command("answer")
 @_config_option
 @click.option("--decline", is_flag=True, help="Give no direction: the run ends cleanly.")
+@output_options
 @click.argument("run_id")
 @click.argument("text", required=False)
 def answer(config_path: str, decline: bool, run_id: str, text: str | None) -> None:
@@ -208,20 +252,19 @@ def answer(config_path: str, decline: bool, run_id: str, text: str | None) -> No
         raise UsageError("give either a direction (TEXT) or --decline")
     with _runner(config_path, progress=True) as runner:
         if decline:
-            _print(runner.decline(run_id).view())
+            show_evolve(runner.decline(run_id))
             return
         runner.answer(run_id, text or "")
-        _print(runner.advance(run_id).view())
+        note("answer recorded; the run goes on")
+        show_evolve(runner.advance(run_id))
 
 
 @evolve_group.command("list")
 @_config_option
+@output_options
 def list_runs(config_path: str) -> None:
-    """Every evolve run in the store, most recently active first."""
+    """Every evolve run in the store, most recently active first, as a table."""
+    from freemad.cli_show import evolve_rows
+
     with _runner(config_path) as runner:
-        _print(
-            [
-                {"run_id": r.run_id, "status": r.status, "goal": r.summary.get("goal")}
-                for r in runner.store.runs(kind="evolve")
-            ]
-        )
+        evolve_rows(runner.store.runs(kind="evolve"))

@@ -20,7 +20,7 @@ def github_group() -> None:
 
     \b
     Try the flow offline, with a local stand-in for GitHub that shows what would be posted:
-      freemad github simulate --event issues --payload event.json --config configs/mock_agents.yaml
+      freemad github simulate --event issues --payload event.json
     """
 
 
@@ -76,6 +76,9 @@ def simulate(event_name: str, payload: str, config_path: str | None, permission:
             data = json.loads(body)
             api.seed(data)  # what the event is about (its issue, pull request, comment) exists
         settings = Settings(self_login="freemad[bot]", workspace=Path.cwd())
+        pages = (config.github.pages_url or "").rstrip("/")
+        if pages:  # as the Action and the bot link it; without one there is no site to link
+            settings.run_url = lambda kind, run_id: f"{pages}/runs/{run_id}.html"
         outcome = Router(config, forge, store, settings).handle(event_name, body)
         for call in api.calls:
             click.echo(f"{call.method} {call.path} -> {call.status}")

@@ -1,16 +1,19 @@
-"""What the CLI prints: the result, the health table, and live progress on a terminal."""
+"""What the debate command prints: the result, the health table, and live progress on a terminal."""
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import asdict
+from typing import Any, TextIO
 
 import click
 
 from freemad.agents.health import Health
-from freemad.core.events import Event, EventSink
+from freemad.cli_live import LiveLine
+from freemad.core.events import Event
 from freemad.debate.records import DebateResult
 from freemad.redact import Redactor
 
@@ -74,27 +77,79 @@ def print_health(reports: Sequence[Health], *, as_json: bool) -> None:
             click.echo(f"✗ {report.agent_id:<16} {report.program}: {report.problem}")
 
 
-def progress_printer(*, verbose: bool = False) -> EventSink:
-    """Lines on stderr as agents start and finish; stdout stays for the result."""
+class DebateProgress:
+    """Progress on a terminal (stderr): per round, one live line with each agent's elapsed time,
+    redrawn in place while they work, then kept with how each did. An EventSink; use it as a
+    context manager around the debate. `stream` is for a logging handler (lines go above)."""
 
-    def show(event: Event) -> None:
+    def __init__(self, out: TextIO, *, verbose: bool = False) -> None:
+        self.verbose = verbose
+        self.live = LiveLine(out, self._line)
+        self.stream = self.live.stream
+        self._label = ""
+        self._agents: list[str] = []
+        self._started: dict[str, float] = {}
+        self._finished: dict[str, tuple[str, float]] = {}
+
+    def __enter__(self) -> DebateProgress:
+        self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.live.__exit__(*exc)
+
+    def __call__(self, event: Event) -> None:
         data = event.data
-        if event.kind == "round_started":
-            agents = len(data["agents"])
-            click.secho(
-                f"round {data['round']} ({data['type']}): {agents} agent(s)", err=True, bold=True
-            )
-        elif event.kind == "agent_started" and verbose:
-            click.echo(f"  … {data['agent']} started", err=True)
-        elif event.kind == "agent_finished":
-            status = data["status"]
-            seconds = data.get("duration_ms", 0) / 1000
-            cause = f" ({data.get('cause')}: {data.get('detail')})" if status != "ok" else ""
-            click.echo(
-                f"  {_SYMBOL.get(status, '?')} {data['agent']} {seconds:.1f}s{cause}", err=True
-            )
-        elif event.kind == "early_stop":
-            click.echo(f"stopping early: {data['reason']}", err=True)
-        sys.stderr.flush()
+        with self.live.lock:
+            if event.kind == "round_started":
+                self._label = (
+                    f"round {data['round']} ({data['type']}): {len(data['agents'])} agent(s)"
+                )
+                self._agents = list(data["agents"])
+                self._started, self._finished = {}, {}
+            elif event.kind == "agent_started":
+                self._started[data["agent"]] = time.monotonic()
+            elif event.kind == "agent_finished":
+                self._agent_finished(data)
+            elif event.kind == "round_finished":
+                line = self._line()
+                self._agents = []
+                if line:
+                    self.live.print(line)
+            elif event.kind == "round_dropped":
+                self._agents = []
+                self.live.print(f"round {data['round']} dropped: {data.get('reason')}")
+            elif event.kind == "early_stop":
+                self.live.print(f"stopping early: {data['reason']}")
+        # No redraw here: the live line's own clock redraws it, a few times a second at most.
 
-    return show
+    def _agent_finished(self, data: dict[str, Any]) -> None:
+        agent, status = data["agent"], data["status"]
+        seconds = data["duration_ms"] / 1000 if "duration_ms" in data else self._elapsed(agent)
+        self._finished[agent] = (status, seconds)
+        if status != "ok" or self.verbose:
+            cause = f": {data.get('cause')}: {data.get('detail')}" if status != "ok" else ""
+            self.live.print(f"  {_SYMBOL.get(status, '?')} {agent} {seconds:.1f}s{cause}")
+
+    def _elapsed(self, agent: str) -> float:
+        started = self._started.get(agent)
+        return 0.0 if started is None else time.monotonic() - started
+
+    def _line(self) -> str | None:
+        if not self._agents:
+            return None
+        shown = []
+        for agent in self._agents:
+            if agent in self._finished:
+                status, seconds = self._finished[agent]
+                shown.append(f"{_SYMBOL.get(status, '?')} {agent} {seconds:.1f}s")
+            elif agent in self._started:
+                shown.append(f"{agent} {self._elapsed(agent):.1f}s")
+            else:
+                shown.append(f"{agent} (queued)")
+        return f"{self._label}: {', '.join(shown)}"
+
+
+def progress_printer(*, verbose: bool = False) -> DebateProgress:
+    """Live progress on stderr (a terminal); stdout stays for the result."""
+    return DebateProgress(sys.stderr, verbose=verbose)

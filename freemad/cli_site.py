@@ -16,7 +16,8 @@ def site_group() -> None:
 
     \b
     Examples:
-      freemad site build --transcripts transcripts --out _site
+      freemad site build                    # the runs of the config found here, into _site/
+      freemad site build --evolve-store toy/.freemad/evolve/evolve.db
       freemad site build --transcripts transcripts --task-store .freemad/tasks/tasks.db \\
           --evolve-store .freemad/evolve/evolve.db --out _site --base-url https://me.github.io/repo/
     """
@@ -36,7 +37,22 @@ def site_group() -> None:
     metavar="DIR",
     help="A checkout of the GitHub state branch (freemad-state): the Action's and bot's runs.",
 )
-@click.option("--out", required=True, metavar="DIR", help="Where the site goes (made if absent).")
+@click.option(
+    "--out",
+    default="_site",
+    show_default=True,
+    metavar="DIR",
+    help="Where the site goes (made if absent).",
+)
+@click.option(
+    "--config",
+    "-c",
+    "config_path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="The config whose transcripts and stores are read when not named (default: found from "
+    "the current folder upward, else the built-in).",
+)
 @click.option(
     "--base-url",
     metavar="URL",
@@ -58,19 +74,40 @@ def build(
     base_url: str | None,
     commit_url: str | None,
     quiet: bool,
+    config_path: str | None,
 ) -> None:
     """Build (or update) the static site in --out.
 
-    Only runs that changed since the last build are rendered again. The pages need no server
-    and load nothing from another host: open index.html, or publish the folder.
+    A source not named is the config's own (output.transcript_dir, task.store_path,
+    evolve.store_path), read if it exists; a named one must exist. Only runs that changed since
+    the last build are rendered again. The pages need no server and load nothing from another
+    host: open index.html, or publish the folder.
     """
     from pathlib import Path
 
+    from freemad.cli import _load
+    from freemad.config.discover import state_paths
+    from freemad.dashboard.records import SourceError
     from freemad.dashboard.site import build_site
     from freemad.dashboard.sources import build_sources
 
+    named = {
+        "--transcripts": transcripts,
+        "--task-store": task_store,
+        "--evolve-store": evolve_store,
+        "--state-dir": state_dir,
+    }
+    for option, path in named.items():
+        if path is not None and not Path(path).exists():
+            raise SourceError(f"{option} {path}: no such file or folder")
+    if state_dir is None:  # the config's own runs, where they exist
+        defaults = state_paths(_load(config_path))
+        transcripts = transcripts or _existing(defaults["transcripts"])
+        task_store = task_store or _existing(defaults["task_store"])
+        evolve_store = evolve_store or _existing(defaults["evolve_store"])
     if not any((transcripts, task_store, evolve_store, state_dir)):
         raise click.UsageError(
+            "no runs yet here (no transcripts or stores of the config found from this folder); "
             "name at least one source: --transcripts, --task-store, --evolve-store or --state-dir"
         )
     for name, url in (("--base-url", base_url), ("--commit-url", commit_url)):
@@ -99,3 +136,9 @@ def build(
     )
     if not quiet:
         click.echo(report.line(Path(out)))
+
+
+def _existing(path: str | None) -> str | None:
+    from pathlib import Path
+
+    return path if path is not None and Path(path).exists() else None

@@ -1,16 +1,20 @@
-"""`freemad task ...`: start, steer and inspect autonomous tasks. Every command prints JSON."""
+"""`freemad task ...`: start, steer and inspect autonomous tasks. Text for a person on a terminal,
+JSON for programs (freemad.cli_show)."""
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from freemad.cli_live import WorkLine
+from freemad.cli_show import note, output_options, print_json, wants_json
+
 if TYPE_CHECKING:
+    from freemad.core.tasks import TaskState
     from freemad.tasks.runtime import TaskRunner
 
 _config_option = click.option(
@@ -19,7 +23,8 @@ _config_option = click.option(
     "config_path",
     metavar="FILE",
     type=click.Path(dir_okay=False),
-    help="YAML or JSON config; task.store_path names the store.",
+    help="YAML or JSON config, or builtin:NAME (default: found from the current folder upward, "
+    "else the built-in mock agents); task.store_path names the store.",
 )
 
 
@@ -28,143 +33,201 @@ def task_group() -> None:
     """Autonomous plan and code tasks: proposer, independent reviewer, arbiter, and you.
 
     \b
-    Example:
-      freemad task start --config configs/autonomous_smoke.yaml --task-type plan \\
-        --workspace-root "$PWD" "Critique this architecture until the agents approve a plan."
-      freemad task status TASK_ID --config configs/autonomous_smoke.yaml
-      freemad task answer TASK_ID "Use SQLite." --config configs/autonomous_smoke.yaml
-      freemad task resume TASK_ID --config configs/autonomous_smoke.yaml
+    Example (with the built-in mock agents, or the agents of the freemad.yaml found here):
+      freemad task start "Critique this architecture until the agents approve a plan."
+      freemad task status TASK_ID          # its question, and the command that answers it
+      freemad task answer TASK_ID "Use SQLite."     # the task goes on to its final plan
+      freemad task status                  # every task, as a table
+
+    On a terminal the commands print text; piped (or with --json) they print JSON.
     """
 
 
 @contextmanager
-def _runner(config_path: str | None, *, progress: bool = False) -> Iterator[TaskRunner]:
-    from freemad.cli import _load
+def _runner(
+    config_path: str | None, *, progress: bool = False, create: bool = False
+) -> Iterator[TaskRunner]:
+    """The runner on the config's store; unless `create`, a missing store is a one-line error
+    (and is not created)."""
+    from freemad.cli import _existing_store, _load_config
+    from freemad.cli_show import begin
     from freemad.tasks.runtime import TaskRunner, open_store
 
-    config = _load(config_path)
+    loaded = _load_config(config_path)
+    config = loaded.config
+    if not create:
+        _existing_store(config.task.store_path)
+    live = _Progress(sys.stderr) if progress and sys.stderr.isatty() else None
+    begin(config, loaded.config_arg(), stream=live.stream if live else None)
     store = open_store(config)
     try:
-        yield TaskRunner(
-            config, store, on_step=_progress if progress and sys.stderr.isatty() else None
-        )
+        with live or nullcontext():
+            yield TaskRunner(
+                config,
+                store,
+                on_step=live.step if live else None,
+                config_arg=loaded.config_arg(),
+                on_call=live.call if live else None,
+            )
     finally:
         store.close()
 
 
-def _progress(kind: str, data: dict[str, Any]) -> None:
-    if kind == "agent_replied":
-        decision = data["response"].get("review_decision")
-        said = f" ({decision})" if decision else ""
-        click.echo(f"  ✓ {data['stage']}: {data['role']} {data['agent']}{said}", err=True)
-    elif kind == "agent_failed":
-        click.echo(
-            f"  ✗ {data['stage']}: {data['role']} {data['agent']}: {data['cause']}", err=True
-        )
-    elif kind == "waiting_for_human":
-        click.echo(f"  ? waiting for you: {data['question']}", err=True)
+class _Progress(WorkLine):
+    """On a terminal: each agent at work with its elapsed time, then a line as it answers."""
+
+    def call(self, kind: str, data: dict[str, Any]) -> None:
+        self.begin(_call_key(data), f"{data['stage']}: {data['role']} {data['agent']}")
+
+    def step(self, kind: str, data: dict[str, Any]) -> None:
+        took = self.end(_call_key(data)) if kind in ("agent_replied", "agent_failed") else ""
+        if kind == "agent_replied":
+            decision = data["response"].get("review_decision")
+            said = f" ({decision})" if decision else ""
+            self.print(f"  ✓ {data['stage']}: {data['role']} {data['agent']}{took}{said}")
+        elif kind == "agent_failed":
+            cause = data["cause"]
+            self.print(f"  ✗ {data['stage']}: {data['role']} {data['agent']}{took}: {cause}")
+        elif kind == "waiting_for_human" and wants_json():  # text output shows it anyway
+            self.print(f"  ? waiting for you: {data['question']}")
 
 
-def _print(value: Any) -> None:
-    click.echo(json.dumps(value, indent=2))
+def _call_key(data: dict[str, Any]) -> str:
+    return f"{data['stage']}/{data['role']}/{data.get('item')}"
+
+
+def _show(runner: TaskRunner, state: TaskState, *, with_row: bool = False) -> None:
+    from freemad.cli_show import show_task
+    from freemad.redact import Redactor
+
+    redactor = Redactor(runner.config.security.redact_patterns)
+    show_task(state, redactor, row=runner.store.run(state.task_id) if with_row else None)
 
 
 @task_group.command("start")
 @_config_option
 @click.option("--task-type", type=click.Choice(["plan", "code"]), default="plan", show_default=True)
 @click.option("--workspace-root", type=click.Path(file_okay=False), default=".", show_default=True)
+@output_options
 @click.argument("goal")
 def start(config_path: str | None, task_type: str, workspace_root: str, goal: str) -> None:
-    """Start a task toward GOAL and run it until it finishes or needs you."""
-    with _runner(config_path, progress=True) as runner:
-        _print(runner.start(task_type, goal, workspace_root).view())
+    """Start a task toward GOAL and run it until it finishes or needs you.
+
+    Prints the task: for a person, its question (with the command that answers it) or its
+    final plan; as JSON (with `task_id`), its state.
+    """
+    with _runner(config_path, progress=True, create=True) as runner:
+        _show(runner, runner.start(task_type, goal, workspace_root))
 
 
 @task_group.command("status")
 @_config_option
-@click.argument("task_id")
-def status(config_path: str | None, task_id: str) -> None:
-    """Show a task: status, current stage, and the question it waits on (in `error`)."""
+@output_options
+@click.argument("task_id", required=False)
+def status(config_path: str | None, task_id: str | None) -> None:
+    """Show a task: its state, stage and what it waits for, then its question or final plan.
+    Without TASK_ID, every task as a table. (JSON: the question is in `error`.)"""
     with _runner(config_path) as runner:
-        _print(runner.state(task_id).view())
+        if task_id is None:
+            from freemad.cli_show import task_rows
+
+            task_rows(runner.store.runs(kind="task"))
+            return
+        _show(runner, runner.state(task_id), with_row=True)
 
 
 @task_group.command("answer")
 @_config_option
+@output_options
 @click.argument("task_id")
 @click.argument("text")
 def answer(config_path: str | None, task_id: str, text: str) -> None:
-    """Answer the question a waiting task asks; `resume` then carries it on."""
-    with _runner(config_path) as runner:
-        _print(runner.answer(task_id, text).view())
+    """Answer the question a waiting task asks, and carry the task on with the answer until it
+    finishes or asks again."""
+    with _runner(config_path, progress=True) as runner:
+        runner.answer(task_id, text)
+        note("answer recorded; the task goes on")
+        _show(runner, runner.advance(task_id))
 
 
 @task_group.command("resume")
 @_config_option
 @click.option("--more-iterations", type=click.IntRange(min=0), default=0, help="Raise the cap.")
+@output_options
 @click.argument("task_id")
 def resume(config_path: str | None, more_iterations: int, task_id: str) -> None:
-    """Carry a waiting, paused or interrupted task on."""
+    """Carry a waiting, paused or interrupted task on. A completed task is shown as it is."""
+    from freemad.core.tasks import Status
+
     with _runner(config_path, progress=True) as runner:
-        _print(runner.resume(task_id, more_iterations).view())
+        state = runner.state(task_id)
+        if state.status is Status.COMPLETED and not more_iterations:
+            # `task answer` already carried it to the end: nothing is left to resume.
+            click.echo(f"task {task_id} is already completed", err=True)
+        else:
+            state = runner.resume(task_id, more_iterations)
+        _show(runner, state)
 
 
 @task_group.command("approve")
 @_config_option
+@output_options
 @click.argument("task_id")
 @click.argument("stage")
 def approve(config_path: str | None, task_id: str, stage: str) -> None:
     """Approve the current STAGE yourself; the task moves on at the next resume."""
     with _runner(config_path) as runner:
-        _print(runner.approve(task_id, stage).view())
+        _show(runner, runner.approve(task_id, stage))
 
 
 @task_group.command("reject")
 @_config_option
+@output_options
 @click.argument("task_id")
 @click.argument("stage")
 @click.argument("reason")
 def reject(config_path: str | None, task_id: str, stage: str, reason: str) -> None:
     """Send the current STAGE back with REASON as feedback."""
     with _runner(config_path) as runner:
-        _print(runner.reject(task_id, stage, reason).view())
+        _show(runner, runner.reject(task_id, stage, reason))
 
 
 @task_group.command("pause")
 @_config_option
+@output_options
 @click.argument("task_id")
 def pause(config_path: str | None, task_id: str) -> None:
     """Pause a task after the step in flight."""
     with _runner(config_path) as runner:
-        _print(runner.pause(task_id).view())
+        _show(runner, runner.pause(task_id))
 
 
 @task_group.command("cancel")
 @_config_option
+@output_options
 @click.argument("task_id")
 def cancel(config_path: str | None, task_id: str) -> None:
     """Cancel a task for good."""
     with _runner(config_path) as runner:
-        _print(runner.cancel(task_id).view())
+        _show(runner, runner.cancel(task_id))
 
 
 @task_group.command("inspect")
 @_config_option
+@click.option("--json", is_flag=True, expose_value=False, help="Accepted: inspect prints JSON.")
 @click.argument("task_id")
 def inspect(config_path: str | None, task_id: str) -> None:
-    """The task with its full event log and artifacts."""
+    """The task with its full event log and artifacts, as JSON (always)."""
     with _runner(config_path) as runner:
-        _print(runner.inspect(task_id))
+        print_json(runner.inspect(task_id))
 
 
 @task_group.command("list")
 @_config_option
+@output_options
 def list_tasks(config_path: str | None) -> None:
-    """Every task in the store, most recently active first."""
+    """Every task in the store, most recently active first, as a table."""
+    from freemad.cli_show import task_rows
+
     with _runner(config_path) as runner:
-        _print(
-            [
-                {"task_id": r.run_id, "status": r.status, **r.summary}
-                for r in runner.store.runs(kind="task")
-            ]
-        )
+        task_rows(runner.store.runs(kind="task"))

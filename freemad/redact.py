@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
+import shlex
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 MARK = "[REDACTED]"
@@ -30,6 +31,39 @@ class Redactor:
         if isinstance(value, list | tuple):
             return [self.data(v) for v in value]
         return value
+
+
+# Option values and words that are credentials whatever the config's patterns say.
+_TOKEN_SHAPES = re.compile(r"^(?:sk-|sk_|ghp_|gho_|ghs_|github_pat_|glpat-|xox[abpr]-|AKIA)\S{6,}")
+
+
+def _secret_name(name: str) -> bool:
+    from freemad.sandbox.process import looks_secret
+
+    name = name.lstrip("-").replace("-", "_")
+    return bool(name) and looks_secret(name) and not name.upper().endswith("TOKENS")
+
+
+def argv_for_log(argv: Sequence[str]) -> str:
+    """A command line for a log: the values of options named like a credential (`--api-key X`,
+    `--token=X`, `API_KEY=X`) and words shaped like a token (`sk-...`) become [REDACTED]."""
+    words: list[str] = []
+    hide_next = False
+    for word in argv:
+        if hide_next and not word.startswith("-"):
+            words.append(MARK)
+            hide_next = False
+            continue
+        hide_next = False
+        name, equals, _value = word.partition("=")
+        if equals and _secret_name(name):
+            words.append(f"{name}={MARK}")
+        elif _TOKEN_SHAPES.match(word):
+            words.append(MARK)
+        else:
+            words.append(word)
+            hide_next = word.startswith("-") and _secret_name(word)
+    return shlex.join(words)
 
 
 class RedactingFilter(logging.Filter):

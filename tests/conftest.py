@@ -19,6 +19,18 @@ from freemad.sandbox.bubblewrap import BubblewrapSandbox
 
 MOCK_AGENT = str(Path(sys.executable).parent / "freemad-mock-agent")
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+# The reference implementation's own files (configs, evolve config, transcripts), read in place.
+REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
+
+
+def reference_file(*parts: str) -> Path:
+    """A file of the reference implementation beside the checkout, or skip saying where."""
+    path = REFERENCE.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"the reference implementation's files are absent (expected {path})")
+    return path
+
+
 BWRAP_PROBLEM = BubblewrapSandbox(False, ()).problem()
 # Tests that are not about the sandbox run under bubblewrap where it runs, as users' runs do,
 # and on the host (on purpose, as a config would say) where it cannot, so they still run there.

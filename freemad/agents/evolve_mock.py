@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from freemad import __version__
+
 MARKER = "Task request JSON:"
 FAULTS = ("crash", "garbage", "hang")
 STEP_KEYS = {"summary", "files", "delete", "copy", "symlinks", "as_writes", "fault"}
@@ -86,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--plan", help="the plan a planning debate answers")
     parser.add_argument("--fault", choices=FAULTS, help="misbehave on every call")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds to think first")
-    parser.add_argument("--version", action="version", version="freemad-evolve-mock 1")
+    parser.add_argument("--version", action="version", version=f"freemad-evolve-mock {__version__}")
     return parser
 
 

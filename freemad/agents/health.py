@@ -1,15 +1,23 @@
-"""`freemad --health`: does each agent's program resolve, and does it answer `--version`?"""
+"""`freemad --health`: does each agent's program resolve, and does it answer `--version` with a
+version? A program that ignores the flag (prints nothing, echoes, or starts working) fails."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from freemad.agents.invocation import CommandNotFound, resolve_program
+from freemad.agents.presets import preset_of
 from freemad.config.models import AgentConfig
 
 _TIMEOUT = 20.0
+# A version: a number with a dot in it (1.2, v0.61.0, 2.1.197-beta), not inside a longer word.
+_VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.\d+)+(?!\d)")
+# `--version` is answered in a line or two; a program that ignored it and did its work says more.
+_MAX_LINES = 4
+_MAX_CHARS = 120
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +28,16 @@ class Health:
     path: str | None = None
     version: str = ""
     problem: str = ""
+
+
+def version_line(output: str, expected: str = "") -> str | None:
+    """The first line of a `--version` answer when it is one: a short answer whose first line
+    matches `expected` (a preset's regex) or, without one, looks like a version."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    if not lines or len(lines) > _MAX_LINES or len(lines[0]) > _MAX_CHARS:
+        return None
+    pattern = re.compile(expected) if expected else _VERSION
+    return lines[0] if pattern.search(lines[0]) else None
 
 
 def check_agent(agent: AgentConfig) -> Health:
@@ -43,10 +61,23 @@ def check_agent(agent: AgentConfig) -> Health:
     except OSError as exc:
         return Health(agent.id, program, False, path, problem=f"cannot run: {exc}")
     out = (done.stdout or done.stderr).decode("utf-8", "replace").strip()
-    first = out.splitlines()[0] if out else ""
+    first = out.splitlines()[0].strip()[:_MAX_CHARS] if out else ""
     if done.returncode != 0:
         return Health(agent.id, program, False, path, first, f"--version exited {done.returncode}")
-    return Health(agent.id, program, True, path, first)
+    expected = preset_of(agent).version_answer
+    version = version_line(out, expected)
+    if version is None:
+        said = f"it printed {first!r}" if first else "it printed nothing"
+        wanted = f"a line matching {expected!r}" if expected else "a version number"
+        return Health(
+            agent.id,
+            program,
+            False,
+            path,
+            first,
+            f"--version gave no version ({said}; wanted {wanted}): is this the agent's CLI?",
+        )
+    return Health(agent.id, program, True, path, version)
 
 
 def check_agents(agents: list[AgentConfig]) -> list[Health]:

@@ -6,7 +6,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from freemad.agents.presets import preset_for
+from freemad.agents.presets import preset_of
 from freemad.config.models import AgentConfig, ArgValue, Mode
 
 
@@ -16,7 +16,7 @@ class CommandNotFound(LookupError):
 
 def build_argv(agent: AgentConfig, mode: Mode) -> list[str]:
     """The argv for one call, never a shell line. The program is left as configured (see resolve)."""
-    preset = preset_for(agent.type)
+    preset = preset_of(agent)
     flags = agent.cli_flags if agent.cli_flags is not None else list(preset.flags)
     args = agent.cli_args if agent.cli_args is not None else dict(preset.args)
     positional = (
@@ -34,6 +34,22 @@ def build_argv(agent: AgentConfig, mode: Mode) -> list[str]:
         argv += _arg_words(key, value)
     argv += positional
     return argv
+
+
+def anchor_command_paths(
+    argv: list[str], words: int, base: Path, workdir: Path | None = None
+) -> list[str]:
+    """`argv` with each relative path among its first `words` words (the command's own, as in
+    `python bin/mock_agent.py`) made absolute against `base`, where it names an existing file
+    there and none in `workdir`: the path was written for the folder FREE-MAD starts in, and
+    agents run in a folder of their own."""
+    out = list(argv)
+    for index, word in enumerate(out[:words]):
+        if "/" not in word or word.startswith(("/", "-", "~")):
+            continue
+        if (base / word).exists() and not (workdir is not None and (workdir / word).exists()):
+            out[index] = str(base / word)
+    return out
 
 
 def _arg_words(key: str, value: ArgValue) -> list[str]:

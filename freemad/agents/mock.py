@@ -1,6 +1,7 @@
 """A canned agent CLI that speaks the debate contract: the default config's agents, and the test suite's.
+Given a task request it answers as freemad-task-mock does, so the default config runs tasks too.
 
-Usage: freemad-mock-agent [generate|critique] [--persona NAME] [--solution TEXT] [--revise]
+Usage: freemad-mock-agent [generate|critique|task] [--persona NAME] [--solution TEXT] [--revise]
                           [--delay SECONDS] [--fault KIND [--fault-in MODE]]
 The prompt arrives on stdin. Without a mode argument the mode is read from the prompt.
 Faults exist so the tests can run real processes that misbehave in every way an agent can.
@@ -14,6 +15,8 @@ import re
 import subprocess
 import sys
 import time
+
+from freemad import __version__
 
 PERSONAS = {
     "iterative": (
@@ -43,6 +46,7 @@ FAULTS = (
     "spawn-child",
     "garbage-then-ok",
 )
+TASK_MARKER = "Task request JSON:"
 _PEER = re.compile(r'<peer_answer label="([^"]+)">\s*(.*?)\s*</peer_answer>', re.DOTALL)
 _SOLUTION = re.compile(r"SOLUTION:\s*\n(.*?)(?:\n\s*REASONING:|\Z)", re.DOTALL)
 
@@ -50,6 +54,12 @@ _SOLUTION = re.compile(r"SOLUTION:\s*\n(.*?)(?:\n\s*REASONING:|\Z)", re.DOTALL)
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     prompt = sys.stdin.read()
+    if args.mode == "task" or TASK_MARKER in prompt:
+        # The built-in config's agents take task roles too: answer as the canned task agent.
+        from freemad.agents.task_mock import answer_task
+
+        print(answer_task(prompt))
+        return 0
     mode = args.mode or ("critique" if "DECISION:" in prompt else "generate")
     if args.delay:
         time.sleep(args.delay)
@@ -67,14 +77,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="freemad-mock-agent", description=__doc__)
-    parser.add_argument("mode", nargs="?", choices=("generate", "critique"))
+    parser.add_argument("mode", nargs="?", choices=("generate", "critique", "task"))
     parser.add_argument("--persona", choices=sorted(PERSONAS), default="iterative")
     parser.add_argument("--solution", help="answer this text instead of the persona's")
     parser.add_argument("--revise", action="store_true", help="adopt the first peer's answer")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds to think first")
     parser.add_argument("--fault", choices=FAULTS)
     parser.add_argument("--fault-in", choices=("generate", "critique", "any"), default="any")
-    parser.add_argument("--version", action="version", version="freemad-mock-agent 1")
+    parser.add_argument("--version", action="version", version=f"freemad-mock-agent {__version__}")
     return parser
 
 

@@ -11,9 +11,10 @@ import json
 import re
 from dataclasses import dataclass, field
 from importlib import resources
+from pathlib import PurePath
 from typing import Any
 
-from freemad.config.models import AgentType
+from freemad.config.models import PRESET_COMMANDS, AgentConfig, AgentType
 
 _DEBATE_MODES = ("generate", "critique")
 GEMINI_DENY_ALL = str(resources.files("freemad.agents").joinpath("gemini-deny-all.toml"))
@@ -44,6 +45,9 @@ class Preset:
     # Where in the home folder the CLI keeps its login and settings (a trailing `/`: a folder):
     # the only part of the home folder's private places a sandboxed call of it can see and write.
     home: tuple[str, ...] = ()
+    # What the first line of `PROGRAM --version` matches when it is this CLI (a regex); empty:
+    # any line that looks like a version (freemad.agents.health).
+    version_answer: str = ""
 
 
 # Every CLI's own wording for "you are not logged in"; matched on a failed call's stdout and stderr.
@@ -63,6 +67,7 @@ PRESETS: dict[AgentType, Preset] = {
         output="claude_json",
         env=(("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),),
         home=(".claude/",),  # in a sandbox, ~/.claude.json moves in (CLAUDE_CONFIG_DIR)
+        version_answer=r"^v?\d+\.\d+\S* \(Claude Code\)",  # 2.1.197 (Claude Code)
     ),
     AgentType.OPENAI_CODEX: Preset(
         flags=(
@@ -83,6 +88,7 @@ PRESETS: dict[AgentType, Preset] = {
         login_check=("login", "status"),
         login_env=("CODEX_API_KEY", "OPENAI_API_KEY"),
         home=(".codex/",),
+        version_answer=r"^codex-cli v?\d+\.\d+",  # codex-cli 0.171.0
     ),
     AgentType.GEMINI_CLI: Preset(
         flags=("-p", "", "--output-format", "json", "--skip-trust"),
@@ -95,6 +101,17 @@ PRESETS: dict[AgentType, Preset] = {
 
 def preset_for(agent_type: AgentType) -> Preset:
     return PRESETS[agent_type]
+
+
+def preset_of(agent: AgentConfig) -> Preset:
+    """The preset an agent is called with: its type's, when its command runs that type's CLI
+    (`claude`, `/opt/bin/claude`). A preset's flags and output format are that CLI's own, so a
+    typed agent whose command runs another program (a wrapper such as `python bin/mock_agent.py`,
+    as the reference implementation's configs have) is called exactly as configured."""
+    own = PRESET_COMMANDS.get(agent.type)
+    if own is None or PurePath(agent.command_words[0]).name != own.split()[0]:
+        return PRESETS[AgentType.GENERIC]
+    return PRESETS[agent.type]
 
 
 def extract(output_format: str, stdout: str) -> Extracted:

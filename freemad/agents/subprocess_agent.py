@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import re
 import signal
@@ -15,13 +16,20 @@ from dataclasses import replace
 from pathlib import Path
 
 from freemad.agents.base import CallRequest, CallResult, CallStatus
-from freemad.agents.invocation import CommandNotFound, build_argv, resolve_program
-from freemad.agents.presets import NOT_LOGGED_IN, extract, extract_error, preset_for
+from freemad.agents.invocation import (
+    CommandNotFound,
+    anchor_command_paths,
+    build_argv,
+    resolve_program,
+)
+from freemad.agents.presets import NOT_LOGGED_IN, extract, extract_error, preset_of
 from freemad.config.models import AgentConfig, Mode
+from freemad.redact import argv_for_log
 from freemad.sandbox import Sandbox, SandboxUnavailable, View
 from freemad.sandbox.host import die_with_parent
 from freemad.sandbox.process import FREEMAD_CREDENTIALS
 
+log = logging.getLogger(__name__)
 _STDERR_TAIL = 4096
 # Once the agent has exited, how long its leftover children may keep our pipes open.
 _EXIT_GRACE = 0.2
@@ -59,7 +67,8 @@ class CliAgent:
         self.view = view
         self._argv: dict[Mode, list[str]] = {}
         self.max_output_bytes = max_output_bytes
-        self.preset = preset_for(config.type)
+        self.preset = preset_of(config)
+        self.started_in = Path.cwd()  # where relative paths in the command were written for
         self.env = agent_environment(os.environ if env is None else env)
         # Agents print for a pipe, not a terminal: no colours, no pagers, no spinners.
         for key, value in (("NO_COLOR", "1"), ("TERM", "dumb"), *self.preset.env):
@@ -77,7 +86,15 @@ class CliAgent:
             return refused
         argv = self._argv.get(request.mode)
         if argv is None:
-            argv = self._argv[request.mode] = build_argv(self.config, request.mode)
+            # A path that names a file in the workdir (evolve's worktree) means that file; one
+            # only where FREE-MAD started (a debate agent's folder is empty) is made absolute.
+            argv = anchor_command_paths(
+                build_argv(self.config, request.mode),
+                len(self.config.command_words),
+                self.started_in,
+                Path(self.workdir) if self.workdir is not None else None,
+            )
+            self._argv[request.mode] = argv
         if self.workdir is not None:
             return await self._run(argv, request.prompt.encode(), request.time_limit, self.workdir)
         with tempfile.TemporaryDirectory(prefix="freemad-agent-") as workdir:
@@ -120,6 +137,16 @@ class CliAgent:
         try:
             argv = [resolve_program(argv[0], self.env.get("PATH")), *argv[1:]]
             command = self._wrapped(argv, workdir)
+            # The prompt is never logged: it goes on stdin, and may hold anything.
+            log.info(
+                "agent %s: runs %s (in %s; the prompt, %d bytes, on stdin)",
+                self.config.id,
+                argv_for_log(argv),
+                workdir,
+                len(prompt),
+            )
+            if command != argv:
+                log.debug("agent %s: wrapped as %s", self.config.id, argv_for_log(command))
             transport, _ = await loop.subprocess_exec(
                 lambda: run,
                 *command,
@@ -131,6 +158,7 @@ class CliAgent:
                 start_new_session=True,
             )
         except (CommandNotFound, OSError, SandboxUnavailable) as exc:
+            log.info("agent %s: cannot start %s: %s", self.config.id, argv[0], exc)
             return CallResult(
                 CallStatus.SPAWN_ERROR, detail=f"cannot start {argv[0]}: {exc}", argv=tuple(argv)
             )
@@ -145,7 +173,17 @@ class CliAgent:
             transport.close()
             await run.reaped()
         output = self.preset.output if extract_output else "text"
-        return self._result(run, argv, time.monotonic() - started, time_limit, output)
+        result = self._result(run, argv, time.monotonic() - started, time_limit, output)
+        log.info(
+            "agent %s: %s after %.1fs (exit status %s, %d bytes out)%s",
+            self.config.id,
+            result.status.value,
+            result.duration,
+            result.exit_code,
+            len(run.stdout),
+            f": {result.detail}" if result.detail else "",
+        )
+        return result
 
     def _wrapped(self, argv: list[str], workdir: str) -> list[str]:
         """The command line that runs `argv`: in the sandbox's agent profile, or on the host."""

@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from freemad import __version__
+
 QUESTION = "Which storage backend should we use first? (SQLite, Postgres)"
 MARKER = "Task request JSON:"
 
@@ -37,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--items", help="the plan's work items, as JSON")
     parser.add_argument("--rendezvous", help="folder where parallel work items wait for each other")
     parser.add_argument("--exclusive", help="folder that records work items running at once")
-    parser.add_argument("--version", action="version", version="freemad-task-mock 1")
+    parser.add_argument("--version", action="version", version=f"freemad-task-mock {__version__}")
     args = parser.parse_args(argv)
     prompt = sys.stdin.read()
     request = json.loads(prompt[prompt.index(MARKER) + len(MARKER) :])
@@ -65,6 +67,12 @@ def main(argv: list[str] | None = None) -> int:
         response.update(writes=writes, commands=args.command)
     print(json.dumps(response))
     return 0
+
+
+def answer_task(prompt: str) -> str:
+    """The reply to a task prompt with no options: the canned story of the module's docstring."""
+    request = json.loads(prompt[prompt.index(MARKER) + len(MARKER) :])
+    return json.dumps(_respond(request, approve=False, no_decision=False))
 
 
 def _meet(folder: Path, item: str) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from freemad.config.legacy import LegacyNote, upgrade
 from freemad.config.models import FreemadConfig, Loc, LocatedValueError
 from freemad.errors import ConfigError
 
@@ -28,8 +30,18 @@ _TYPE_NAMES = {
 }
 
 
-def load_config(path: str | Path) -> FreemadConfig:
-    """Load and validate a config file; raise ConfigError with one clear line on any problem."""
+Warn = Callable[[str], None]
+
+
+def warn_on_stderr(line: str) -> None:
+    """The default for a deprecation warning: one line on stderr, as the CLI's errors are."""
+    sys.stderr.write(f"freemad: warning: {' '.join(line.split())}\n")
+    sys.stderr.flush()
+
+
+def load_config(path: str | Path, *, warn: Warn = warn_on_stderr) -> FreemadConfig:
+    """Load and validate a config file; raise ConfigError with one clear line on any problem.
+    The reference implementation's spellings are read as ours, each with one line to `warn`."""
     source = Path(path)
     try:
         raw = source.read_bytes()
@@ -42,7 +54,9 @@ def load_config(path: str | Path) -> FreemadConfig:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise ConfigError(f"{source} line {line}: not UTF-8 text") from None
-    return parse_config(text, name=str(source), json_syntax=source.suffix.lower() == ".json")
+    return parse_config(
+        text, name=str(source), json_syntax=source.suffix.lower() == ".json", warn=warn
+    )
 
 
 def default_config() -> FreemadConfig:
@@ -51,7 +65,9 @@ def default_config() -> FreemadConfig:
     return parse_config(text, name=f"<built-in {DEFAULT_CONFIG_NAME}>")
 
 
-def parse_config(text: str, *, name: str = "<config>", json_syntax: bool = False) -> FreemadConfig:
+def parse_config(
+    text: str, *, name: str = "<config>", json_syntax: bool = False, warn: Warn = warn_on_stderr
+) -> FreemadConfig:
     """Validate a config given as text; `name` is the file to blame in error messages."""
     data, lines = _parse_json(text, name) if json_syntax else _parse_yaml(text, name)
     if data is None:
@@ -63,10 +79,21 @@ def parse_config(text: str, *, name: str = "<config>", json_syntax: bool = False
             f"{name} line {lines.get((), 1)}: the top level must be a mapping of sections "
             f"(agents:, topology:, ...), not {kind}"
         )
+    data, notes = upgrade(data)
+    for note in sorted(notes, key=lambda n: _nearest_line(n.loc, lines) or 0):
+        warn(_legacy_line(note, name, lines))
+        if note.read_as is not None and note.loc in lines:
+            lines.setdefault(note.read_as, lines[note.loc])
     try:
         return FreemadConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(describe_validation_error(exc, name, lines, FreemadConfig)) from None
+
+
+def _legacy_line(note: LegacyNote, name: str, lines: dict[Loc, int]) -> str:
+    line = _nearest_line(note.loc, lines)
+    where = f"{name} line {line}" if line else name
+    return f"{where}: {_dotted(note.loc)}: {note.message}"
 
 
 def config_digest(config: FreemadConfig) -> str:

@@ -50,6 +50,11 @@ class DeadlinesConfig(StrictModel):
         "After this, a round ends and stragglers are killed.", 900_000
     )
     min_agents: PositiveInt = _doc("Quorum: answers a round needs, at most the enabled agents.", 1)
+    accept_late_until_hard: bool = _doc(
+        "Wait for every agent until the hard deadline, as the reference implementation does; "
+        "false: a round ends at the soft deadline once min_agents answered.",
+        False,
+    )
 
     @model_validator(mode="after")
     def _soft_before_hard(self) -> DeadlinesConfig:
@@ -170,7 +175,7 @@ class OutputConfig(StrictModel):
 
     save_transcript: bool = _doc("Write a transcript of every debate.", True)
     transcript_dir: str = _doc(
-        "Folder for transcripts, relative to the working directory.", "transcripts"
+        "Folder for transcripts, relative to the config file's folder.", "transcripts"
     )
     format: Literal["json", "markdown"] = _doc("Transcript format: json or markdown.", "json")
     verbose: bool = _doc("Show each agent starting in the progress lines.", False)
@@ -200,7 +205,7 @@ class CacheConfig(StrictModel):
     """On-disk memoization of agent replies, keyed by agent, mode and prompt."""
 
     enabled: bool = _doc("Reuse an agent's reply to the same prompt.", False)
-    dir: str = _doc("Cache folder, relative to the working directory.", ".freemad/cache")
+    dir: str = _doc("Cache folder, relative to the config file's folder.", ".freemad/cache")
     max_entries: PositiveInt = _doc("Past this many, the least recently used entries go.", 1_000)
 
 

@@ -46,7 +46,10 @@ class ToolPolicy(StrictModel):
 class TaskConfig(StrictModel):
     """Autonomous plan and code tasks."""
 
-    store_path: str = _doc("SQLite store of tasks and their events.", ".freemad/tasks/tasks.db")
+    store_path: str = _doc(
+        "SQLite store of tasks and their events, relative to the config file's folder.",
+        ".freemad/tasks/tasks.db",
+    )
     artifacts_dir: str = _doc(
         "Folder of task artifacts (content-addressed).", ".freemad/tasks/artifacts"
     )

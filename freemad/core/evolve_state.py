@@ -112,6 +112,12 @@ class EvolveState:
     def next_iteration(self) -> int:
         return self.last_judged + 1
 
+    @property
+    def iterations(self) -> int:
+        """Iterations judged after the seed's baseline (iteration 0): what `stop.max_iterations`
+        counts, and the one count `status` and `report` both show."""
+        return max(self.last_judged, 0)
+
     def admitted_measurements(self) -> list[Measurement]:
         return [Measurement(True, dict(v.components)) for v in self.versions]
 
@@ -132,7 +138,7 @@ class EvolveState:
             "goal": self.goal,
             "branch": self.branch,
             "seed_commit": self.seed_commit,
-            "iterations_judged": max(self.last_judged, 0),
+            "iterations_judged": self.iterations,
             "versions": len(self.versions),
             "incumbent": None
             if incumbent is None

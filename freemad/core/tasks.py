@@ -211,18 +211,27 @@ def _waiting(s: TaskState, d: Mapping[str, Any]) -> None:
 
 def _answered(s: TaskState, d: Mapping[str, Any]) -> None:
     s.human_inputs.append(str(d["text"]))
+    if s.status is Status.WAITING:
+        # The question is answered, so the task no longer waits on it: it goes on (at the
+        # next advance) with the answer in every request.
+        _carry_on(s)
 
 
 def _resumed(s: TaskState, d: Mapping[str, Any]) -> None:
     s.iteration_cap += int(d.get("more_iterations", 0))
     if s.status is Status.WAITING:
-        # A person has spoken (or asks to try again): the work is redone with their input.
-        work = REVIEWS.get(s.current_stage)
-        if work is not None:
-            s.current_stage = work
-            s.attempts[work] = 0
-            if work == "execute":
-                s.items_done = {}
+        _carry_on(s)
+    s.status, s.question = Status.RUNNING, None
+
+
+def _carry_on(s: TaskState) -> None:
+    """A person has spoken (or asks to try again): the work is redone with their input."""
+    work = REVIEWS.get(s.current_stage)
+    if work is not None:
+        s.current_stage = work
+        s.attempts[work] = 0
+        if work == "execute":
+            s.items_done = {}
     s.status, s.question = Status.RUNNING, None
 
 

@@ -32,7 +32,9 @@ MANIFEST = ".freemad-site.json"
 
 
 class SiteError(FreemadError):
-    """The output folder cannot be written."""
+    """The output folder cannot be written: bad input, so exit status 2 (docs/dashboards.md)."""
+
+    exit_code = 2
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,11 @@ from freemad.dashboard.records import (
     parse_change_id,
     read_json,
 )
+from freemad.dashboard.reference_transcripts import (
+    from_reference,
+    is_reference_transcript,
+    started_at,
+)
 from freemad.dashboard.stored import StateDir, StoreSource
 
 
@@ -82,7 +87,7 @@ class TranscriptDir:
         return found
 
     def _read(self, path: Path, key: str) -> Run | None:
-        data = read_json(path, self._warn)
+        data = _transcript(path, self._warn)
         if data is None:
             return None
         run_id = str(data.get("run_id") or "")
@@ -102,7 +107,7 @@ class TranscriptDir:
 
     def _run(self, path: Path, key: str, entry: dict[str, Any]) -> Run:
         def load() -> RunData:
-            data = read_json(path, self._warn) or {}
+            data = _transcript(path, self._warn) or {}
             return RunData("debate", entry["run_id"], transcript=data, status=entry["status"])
 
         return Run(
@@ -150,6 +155,14 @@ class TranscriptDir:
             if run is not None and written >= since:
                 out.append(Change(written, "debate", run.run_id, 0, "debate_finished"))
         return out
+
+
+def _transcript(path: Path, warn: Warn) -> dict[str, Any] | None:
+    """A transcript file as ours; one the reference implementation wrote is read as ours too."""
+    data = read_json(path, warn)
+    if data is not None and is_reference_transcript(data):
+        return from_reference(data, path.stem, started_at(path.stem))
+    return data
 
 
 class Later:

@@ -96,6 +96,7 @@ def debate_view(transcript: Mapping[str, Any]) -> dict[str, Any]:
         "winning_agents": [str(a) for a in _list(transcript.get("winning_agents"))],
         "tied": [labels.get(str(a), str(a)) for a in _list(transcript.get("tied_answers"))],
         "early_stop_reason": _text(transcript.get("early_stop_reason")) or None,
+        "early_stop_note": _text(transcript.get("early_stop_note")) or None,
         "settings": _settings(_map(transcript.get("settings"))),
         "tie_break": _text(_map(transcript.get("settings")).get("tie_break")) or "deterministic",
         "ranking": ranking,
@@ -298,6 +299,8 @@ def task_view(
         "iteration_cap": number((state or {}).get("max_total_iterations")),
         "roles": sorted(_map((state or {}).get("roles")).items()),
         "branch": _text((state or {}).get("branch")) or None,
+        # ` --config PATH` when the task's config is not found without it (freemad.config.discover)
+        "config_arg": _text(created.get("config_arg")),
         "work_items": [_map(w) for w in _list((state or {}).get("work_items"))],
         "stages": [
             {
@@ -413,4 +416,10 @@ def evolve_view(
         timeline.append({"kind": "candidate", **row})
         timeline += marks.pop(row["iteration"], [])
     timeline += [m for key in sorted(marks) for m in marks[key]]
-    return {**data, "timeline": timeline, "chart": score_chart_svg(events)}
+    created = _map(next((d for k, d in events if k == "run_created"), {}))
+    return {
+        **data,
+        "timeline": timeline,
+        "chart": score_chart_svg(events),
+        "config_arg": _text(created.get("config_arg")),
+    }

@@ -196,6 +196,7 @@ class Outcome:
             "min_agents": c.deadlines.min_agents,
             "soft_timeout_ms": c.deadlines.soft_timeout_ms,
             "hard_timeout_ms": c.deadlines.hard_timeout_ms,
+            "accept_late_until_hard": c.deadlines.accept_late_until_hard,
         }
 
     def _totals(self) -> dict[str, AgentTotals]:

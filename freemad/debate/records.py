@@ -119,6 +119,7 @@ class DebateResult(Record):
     metrics: dict[str, Any] = Field(default_factory=dict)
     agents: dict[str, AgentTotals] = Field(default_factory=dict)
     early_stop_reason: str | None = None
+    early_stop_note: str | None = None  # the early stop in words: which budget, when, what counts
     transcript: list[RoundRecord] = Field(default_factory=list)
     transcript_path: str | None = None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import tempfile
 import time
@@ -23,6 +24,7 @@ from freemad.core.events import EventLog, EventSink
 from freemad.core.scoring import ScoreBoard, Weights
 from freemad.core.topology import assign_peers, peer_labels
 from freemad.debate.cache import ResponseCache
+from freemad.debate.logbook import log_event
 from freemad.debate.outcome import Holding, Outcome
 from freemad.debate.prompts import PromptBook, ShownAnswer
 from freemad.debate.records import AgentTurn, DebateResult, Failure, RoundRecord
@@ -80,6 +82,11 @@ def check_requirement(requirement: str, config: FreemadConfig) -> str:
 class _Deadlines:
     soft_at: float
     hard_at: float
+    budget_at: float | None = None  # when budget.max_total_time_sec runs out
+
+
+# A round cut short by the total time budget: its stragglers are stopped as at a hard deadline.
+BUDGET_CUT = "budget"
 
 
 class _Debate:
@@ -102,7 +109,8 @@ class _Debate:
         self.ports: dict[str, AgentPort] = {}
         self.run_id = run_id or uuid.uuid4().hex
         self.loop_clock = time.monotonic
-        self.events = EventLog(self.run_id, time.time, [on_event] if on_event else [])
+        sinks: list[EventSink] = [log_event, *([on_event] if on_event else [])]
+        self.events = EventLog(self.run_id, time.time, sinks)
         self.prompts = PromptBook(config.debate.prompt_mode, config.debate.templates_dir)
         topo = config.topology
         self.peers = assign_peers(
@@ -148,14 +156,30 @@ class _Debate:
             events=self.events,
             clock=self.loop_clock,
         )
-        error = early_stop = None
+        error = early_stop = note = None
         for round_no in range(self.rounds + 1):
             if round_no > 0:
                 early_stop = self._budget_exhausted()
                 if early_stop:
-                    self.events.emit("early_stop", reason=early_stop, before_round=round_no)
+                    note = self._early_stop_note(early_stop, f"before round {round_no}")
+                    self.events.emit(
+                        "early_stop", reason=early_stop, before_round=round_no, note=note
+                    )
                     break
-            record = await self._round(ctx, round_no)
+            record, budget_cut = await self._round(ctx, round_no)
+            if record is None or budget_cut:
+                # The total time budget ran out in this round: what was decided stands, and the
+                # winner is chosen over the rounds that happened (an emptied round did not).
+                early_stop = "max_total_time_sec"
+                note = self._early_stop_note(early_stop, f"during round {round_no}")
+                self.events.emit("early_stop", reason=early_stop, during_round=round_no, note=note)
+                if not self.outcome.holdings:
+                    note = None
+                    error = (
+                        f"budget.max_total_time_sec ({self.config.budget.max_total_time_sec:g}s) "
+                        "ran out before any agent answered"
+                    )
+                break
             answered = sum(1 for t in record.agents.values() if t.status == "ok")
             if answered < self.config.deadlines.min_agents:
                 error = (
@@ -173,6 +197,7 @@ class _Debate:
             error=error,
             early_stop=early_stop,
         )
+        result.early_stop_note = note
         self.events.emit(
             "run_finished",
             status=result.status,
@@ -180,8 +205,19 @@ class _Debate:
             final_answer_id=result.final_answer_id,
             score=result.scores.get(result.final_answer_id or "", None),
             winning_agents=result.winning_agents,
+            scores=dict(result.scores),
         )
         return result
+
+    def _early_stop_note(self, reason: str, when: str) -> str:
+        budget = self.config.budget
+        limit = (
+            f"budget.max_total_time_sec ({budget.max_total_time_sec:g}s) ran out"
+            if reason == "max_total_time_sec"
+            else f"budget.max_total_tokens ({budget.max_total_tokens}) was spent"
+        )
+        done = len(self.outcome.rounds)
+        return f"{limit} {when}; the winner is chosen over the {done} round(s) that happened"
 
     def _budget_exhausted(self) -> str | None:
         budget = self.config.budget
@@ -202,18 +238,30 @@ class _Debate:
         hard_at = round_started + deadlines.hard_timeout_ms / 1000
         if budget.max_round_time_sec is not None:
             hard_at = min(hard_at, round_started + budget.max_round_time_sec)
+        budget_at = None
         if budget.max_total_time_sec is not None:
-            hard_at = min(hard_at, self.run_started + budget.max_total_time_sec)
+            budget_at = self.run_started + budget.max_total_time_sec
+            hard_at = min(hard_at, budget_at)
         soft_at = min(round_started + deadlines.soft_timeout_ms / 1000, hard_at)
-        return _Deadlines(soft_at, hard_at)
+        return _Deadlines(soft_at, hard_at, budget_at)
 
-    async def _round(self, ctx: TurnContext, round_no: int) -> RoundRecord:
+    async def _round(self, ctx: TurnContext, round_no: int) -> tuple[RoundRecord | None, bool]:
+        """Run one round and score it. True when the total time budget ended the round with
+        answers missing; no record when it ended a critique round before any agent answered
+        (a round that did not happen is not scored)."""
         kind = "generation" if round_no == 0 else "critique"
         mode = Mode.GENERATE if round_no == 0 else Mode.CRITIQUE
         participants = list(self.agents) if round_no == 0 else list(self.outcome.holdings)
         started = self.loop_clock()
         deadlines = self._deadlines(started)
-        self.events.emit("round_started", round=round_no, type=kind, agents=participants)
+        self.events.emit(
+            "round_started",
+            round=round_no,
+            type=kind,
+            agents=participants,
+            soft_deadline_sec=round(deadlines.soft_at - started, 3),
+            hard_deadline_sec=round(deadlines.hard_at - started, 3),
+        )
         prompts: dict[str, tuple[str, bool]] = {}
         seen: dict[str, list[str]] = {}
         if round_no == 0:
@@ -243,12 +291,21 @@ class _Debate:
             turn.peers_seen = seen.get(agent_id, [])
             turn.truncated_prompt = prompts[agent_id][1]
             turns[agent_id] = turn
+        # An agent stopped by its own time limit at the budget's end was cut by the budget too.
+        budget_cut = cut == BUDGET_CUT or (
+            deadlines.budget_at is not None
+            and self.loop_clock() >= deadlines.budget_at
+            and any(t.status != "ok" for t in turns.values())
+        )
+        if budget_cut and round_no and all(t.status != "ok" for t in turns.values()):
+            self.events.emit("round_dropped", round=round_no, reason="max_total_time_sec")
+            return None, True
         record = RoundRecord(
             round=round_no,
             type=kind,
             agents=turns,
             deadline_hit_soft=cut == "soft",
-            deadline_hit_hard=cut == "hard",
+            deadline_hit_hard=cut in ("hard", BUDGET_CUT),
             duration_ms=int((self.loop_clock() - started) * 1000),
             topology_info=(
                 {a: list(self.peers[a]) for a in participants}
@@ -264,7 +321,7 @@ class _Debate:
             deadline_hit_soft=record.deadline_hit_soft,
             deadline_hit_hard=record.deadline_hit_hard,
         )
-        return record
+        return record, budget_cut
 
     def _critique_prompt(self, agent_id: str, round_no: int) -> tuple[tuple[str, bool], list[str]]:
         holdings = self.outcome.holdings
@@ -288,8 +345,12 @@ class _Debate:
     async def _wait(
         self, tasks: dict[str, asyncio.Task[AgentTurn]], deadlines: _Deadlines
     ) -> str | None:
-        """Wait for the round's turns; return "soft" or "hard" when a deadline cut some short."""
+        """Wait for the round's turns; return "soft", "hard" or "budget" when a deadline or the
+        total time budget cut some short. With deadlines.accept_late_until_hard the soft
+        deadline ends nothing: every agent has until the hard deadline."""
         quorum = self.config.deadlines.min_agents
+        # Accepting late answers, the soft deadline ends nothing: the hard one is the next wake.
+        soft_at = math.inf if self.config.deadlines.accept_late_until_hard else deadlines.soft_at
         pending: set[asyncio.Task[AgentTurn]] = set(tasks.values())
         cut = None
         try:
@@ -298,13 +359,15 @@ class _Debate:
                 answered = sum(
                     1 for t in tasks.values() if t.done() and not t.cancelled() and _answered(t)
                 )
-                if now >= deadlines.soft_at and answered >= quorum:
+                if now >= soft_at and answered >= quorum:
                     cut = "soft"
-                    break
-                if now >= deadlines.hard_at:
+                elif now >= deadlines.hard_at:
                     cut = "hard"
+                if cut is not None:
+                    if deadlines.budget_at is not None and now >= deadlines.budget_at:
+                        cut = BUDGET_CUT
                     break
-                until = deadlines.soft_at if now < deadlines.soft_at else deadlines.hard_at
+                until = min(soft_at, deadlines.hard_at) if now < soft_at else deadlines.hard_at
                 _, pending = await asyncio.wait(
                     pending, timeout=until - now, return_when=asyncio.FIRST_COMPLETED
                 )
@@ -328,14 +391,17 @@ class _Debate:
             self.events.emit(
                 "agent_finished", round=round_no, agent=agent_id, status="cut", deadline=cut
             )
+            detail = (
+                "still running when budget.max_total_time_sec ran out; stopped"
+                if cut == BUDGET_CUT
+                else "still running at the deadline; killed"
+            )
             return AgentTurn(
                 agent_id=agent_id,
                 round=round_no,
                 status="cut",
-                deadline=cut,
-                error=Failure(
-                    cause=f"deadline_{cut}", detail="still running at the deadline; killed"
-                ),
+                deadline="soft" if cut == "soft" else "hard",
+                error=Failure(cause=f"deadline_{cut}", detail=detail),
                 duration_ms=elapsed,
             )
         exc = task.exception()

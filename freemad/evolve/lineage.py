@@ -58,6 +58,13 @@ def resolve_seed(repo_path: Path, seed_ref: str) -> str:
     """The full sha of the commit `seed_ref` names in the repository at `repo_path`."""
     with _user_repo(repo_path) as repo:
         root = repo.working_tree_dir
+        if Path(str(root)).resolve() != repo_path.resolve():
+            # Its lineage would be branches of that other repository, its paths wrong.
+            raise UsageError(
+                f"{repo_path} is inside the git repository {root}, not one of its own; evolve "
+                "needs evolve.repo_path to be the top folder of a repository (for the examples: "
+                "'freemad example evolve-toy DIR' copies the toy into DIR as one)"
+            )
         if commit_of(repo, "HEAD") is None:
             raise UsageError(f"{root} has no commit yet; commit once, then retry")
         seed = None if seed_ref.startswith("-") else commit_of(repo, seed_ref)

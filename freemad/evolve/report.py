@@ -217,6 +217,7 @@ def _report_data(run_id: str, events: Events, svg_name: str) -> dict[str, Any]:
         "goal": state.goal,
         "status": state.status.value,
         "stop_reason": state.stop_reason,
+        "iterations": state.iterations,
         "seed_commit": state.seed_commit[:12],
         "seed_ref": str(created.get("seed_ref") or ""),
         "branch": state.branch,

@@ -13,7 +13,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
-import os
+import logging
 import tempfile
 import time
 import uuid
@@ -41,11 +41,13 @@ from freemad.evolve.lineage import (
 )
 from freemad.evolve.protocol import Incumbent, Rejection, objective
 from freemad.evolve.variation import Context, Variation
+from freemad.logs import step_line
 from freemad.sandbox import Sandbox, View, agent_sandbox, code_sandbox
 from freemad.store import SqliteStore, Store
 
 Step = tuple[str, dict[str, Any]]
 StepSink = Callable[[str, dict[str, Any]], None]
+log = logging.getLogger(__name__)
 _RECENT = 5  # rejections shown to the agents
 
 
@@ -75,6 +77,7 @@ class EvolveRunner:
         ports: Mapping[str, AgentPort] | None = None,
         on_step: StepSink | None = None,
         worktrees_dir: Path | None = None,
+        config_arg: str = "",
     ) -> None:
         if config.evolve is None:
             raise ConfigError("the config has no evolve: section (see docs/evolve.md)")
@@ -82,6 +85,8 @@ class EvolveRunner:
         self.evolve = config.evolve.resolved(config_dir)
         self.store = store
         self.on_step = on_step
+        # What a command printed for a person needs to find this config again (` --config F`).
+        self.config_arg = config_arg
         self.worktrees_dir = (worktrees_dir or default_worktrees_dir()).resolve()
         judge_cfg = self.evolve.judge
         mode = config.security.sandbox
@@ -117,6 +122,7 @@ class EvolveRunner:
                 for c in self.evolve.judge.comparator
             ],
             "config_digest": config_digest(self.config),
+            "config_arg": self.config_arg,
         }
         self.store.create_run(run_id, "evolve", {"goal": goal[:200]})
         self._append(run_id, [("run_created", {"run_id": run_id, **created})])
@@ -162,7 +168,7 @@ class EvolveRunner:
         if state.status is Status.WAITING:
             raise UsageError(
                 f"run {run_id} waits for your answer: freemad evolve answer {run_id} "
-                '"DIRECTION" (or --decline)'
+                f'"DIRECTION"{self.config_arg} (or --decline)'
             )
         self._check_judge(state)
         self._append(run_id, [("resumed", {})])
@@ -404,7 +410,7 @@ class EvolveRunner:
             f"Evolve run {state.run_id} is stuck at v{incumbent.version} ({scores}): "
             f"{self._problem(state, step)}, and {tried} intervention(s) brought no new best. "
             f"What should the workers try next? Answer with: freemad evolve answer "
-            f'{state.run_id} "DIRECTION", or end the run with --decline.'
+            f'{state.run_id} "DIRECTION"{self.config_arg}, or end the run with --decline.'
         )
 
     def _preflight(self) -> str:
@@ -466,10 +472,7 @@ class EvolveRunner:
         state = self.state(run_id)
         self.store.update_run(run_id, status=state.status.value, summary=state.view())
         for kind, data in steps:
+            log.info("evolve %s: %s", run_id, step_line(kind, data))
             if self.on_step is not None:
                 self.on_step(kind, data)
         return state
-
-
-def config_dir_of(path: str | os.PathLike[str] | None) -> Path:
-    return Path(path).resolve().parent if path else Path.cwd()

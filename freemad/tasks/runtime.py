@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import logging
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -23,6 +24,7 @@ from freemad.config.load import config_digest
 from freemad.config.models import FreemadConfig
 from freemad.core.tasks import (
     WORKFLOWS,
+    Call,
     RoleError,
     Status,
     TaskState,
@@ -34,12 +36,14 @@ from freemad.core.tasks import (
     next_calls,
 )
 from freemad.errors import ConfigError, UsageError
+from freemad.logs import step_line
 from freemad.store import SqliteStore, Store
 from freemad.tasks.gitspace import TaskWorkspace
 from freemad.tasks.steps import Stepper
 
 Step = tuple[str, dict[str, Any]]
 StepSink = Callable[[str, dict[str, Any]], None]
+log = logging.getLogger(__name__)
 
 
 def open_store(config: FreemadConfig) -> SqliteStore:
@@ -54,11 +58,18 @@ class TaskRunner:
         *,
         ports: Mapping[str, AgentPort] | None = None,
         on_step: StepSink | None = None,
+        config_arg: str = "",
+        on_call: StepSink | None = None,
     ) -> None:
         self.config = config
         self.store = store
         self.given_ports = dict(ports or {})
         self.on_step = on_step
+        # Told as each agent call begins (not a stored step): live progress shows the agent at
+        # work; its reply or failure comes to `on_step` as a stored step.
+        self.on_call = on_call
+        # What a command printed for a person needs to find this config again (` --config F`).
+        self.config_arg = config_arg
 
     # --- commands -----------------------------------------------------------------------------
 
@@ -94,6 +105,7 @@ class TaskRunner:
             "roles": roles,
             "max_total_iterations": self.config.task.max_total_iterations,
             "config_digest": config_digest(self.config),
+            "config_arg": self.config_arg,
         }
         self.store.create_run(task_id, "task", {"task_type": task_type, "goal": goal[:200]})
         self._append(task_id, [("task_created", created)])
@@ -210,9 +222,11 @@ class TaskRunner:
             ):
                 self._append(task_id, stepper.verification_step(state))
             elif calls[0].item is None:
+                self._calling(state, calls[:1])
                 self._append(task_id, await stepper.agent_step(state, calls[0]))
             else:
                 # Independent work items run at once; each is recorded as soon as it is done.
+                self._calling(state, calls)
                 pending = [asyncio.ensure_future(stepper.item_step(state, c)) for c in calls]
                 try:
                     for finished in asyncio.as_completed(pending):
@@ -220,6 +234,14 @@ class TaskRunner:
                 finally:
                     for task in pending:
                         task.cancel()
+
+    def _calling(self, state: TaskState, calls: list[Call]) -> None:
+        for call in calls:
+            where = {"stage": call.stage, "role": call.role, "agent": state.roles.get(call.role)}
+            where["item"] = call.item
+            log.debug("task %s: %s", state.task_id, step_line("agent_called", where))
+            if self.on_call is not None:
+                self.on_call("agent_called", where)
 
     def _workspace(self, state: TaskState) -> TaskWorkspace | None:
         """Code tasks in a git repository work on a branch in a worktree of their own."""
@@ -238,6 +260,7 @@ class TaskRunner:
         state = self.state(task_id)
         self.store.update_run(task_id, status=state.status.value, summary=state.view())
         for kind, data in steps:
+            log.info("task %s: %s", task_id, step_line(kind, data))
             if self.on_step is not None:
                 self.on_step(kind, data)
         return state

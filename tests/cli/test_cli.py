@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
 import subprocess
 import sys
@@ -15,6 +14,7 @@ import pytest
 import yaml
 
 import freemad
+from tests.terminal import on_terminal
 
 FREEMAD = Path(sys.executable).parent / "freemad"
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,29 +53,7 @@ def run(
 
 def run_on_terminal(*args: str, cwd: Path) -> tuple[int, str, str]:
     """Run with stderr on a pseudo-terminal (stdout stays a pipe); return status, stdout, stderr."""
-    controller, terminal = pty.openpty()
-    with subprocess.Popen(
-        [str(FREEMAD), *args],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=terminal,
-    ) as process:
-        os.close(terminal)
-        seen = bytearray()
-        while True:
-            try:
-                chunk = os.read(controller, 4096)
-            except OSError:  # EIO: every holder of the terminal side has closed it
-                break
-            if not chunk:
-                break
-            seen += chunk
-        os.close(controller)
-        assert process.stdout is not None
-        out = process.stdout.read().decode()
-        status = process.wait(timeout=120)
-    return status, out, seen.decode(errors="replace")
+    return on_terminal([str(FREEMAD), *args], cwd=cwd)
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess[str], *parts: str) -> str:
@@ -98,7 +76,8 @@ def only_transcript(cwd: Path) -> Path:
 
 
 def test_mock_debate_end_to_end(tmp_path: Path) -> None:
-    result = run(REQUIREMENT, "--rounds", "1", "--config", str(MOCK_CONFIG), cwd=tmp_path)
+    # builtin:NAME is the shipped copy of configs/NAME.yaml; its state lives in the current folder.
+    result = run(REQUIREMENT, "--rounds", "1", "--config", "builtin:mock_agents", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     # Piped: no progress, nothing at all on stderr.
     assert result.stderr == ""
@@ -132,7 +111,7 @@ def test_mock_debate_end_to_end(tmp_path: Path) -> None:
 
 
 def test_json_output_is_only_json(tmp_path: Path) -> None:
-    result = run(REQUIREMENT, "--json", "--config", str(MOCK_CONFIG), cwd=tmp_path)
+    result = run(REQUIREMENT, "--json", "--config", "builtin:mock_agents", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
     data = json.loads(result.stdout)  # the whole of stdout, nothing before or after
@@ -340,7 +319,7 @@ def test_bad_config_is_one_line_and_status_2(
         (["   "], None, ["the requirement is empty"]),
         (["-"], "\n\n", ["the requirement is empty"]),
         (
-            ["x" * 20_001],
+            ["debate", "x" * 20_001],
             None,
             ["the requirement has 20001 characters; security.max_requirement_size is 20000"],
         ),

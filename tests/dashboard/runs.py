@@ -86,9 +86,10 @@ def make_runs(root: Path) -> Runs:
             "task",
             "start",
             "--config",
-            str(ROOT / "configs/autonomous_smoke.yaml"),
+            "builtin:autonomous_smoke",  # configs/autonomous_smoke.yaml; its state here
             "--task-type",
             "plan",
+            "--json",
             "--workspace-root",
             str(work),
             TASK_GOAL,
@@ -103,7 +104,17 @@ def make_runs(root: Path) -> Runs:
         config.write_text(config.read_text().replace("security:\n", "security:\n  sandbox: host\n"))
     git_repo(toy, env)
     evolve = json.loads(
-        run(FREEMAD, "evolve", "start", "--config", "evolve.yaml", EVOLVE_GOAL, cwd=toy, env=env)
+        run(
+            FREEMAD,
+            "evolve",
+            "start",
+            "--config",
+            "evolve.yaml",
+            "--json",
+            EVOLVE_GOAL,
+            cwd=toy,
+            env=env,
+        )
     )
     return Runs(
         root=root,

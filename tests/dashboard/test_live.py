@@ -183,7 +183,9 @@ def test_two_streams_see_the_same_changes_and_a_third_resumes(
         assert browsers[0].ids == browsers[1].ids == []  # nothing from before they came
 
         freemad("task", "answer", task_id, "Use SQLite.", "--config", str(SMOKE), cwd=repo)
-        done = json.loads(freemad("task", "resume", task_id, "--config", str(SMOKE), cwd=repo))
+        done = json.loads(
+            freemad("task", "resume", task_id, "--config", str(SMOKE), "--json", cwd=repo)
+        )
         assert done["status"] == "completed"
         expected = task_ids(store, task_id, before)
         assert len(expected) >= 3
@@ -228,9 +230,12 @@ def test_the_page_and_api_over_gunicorn(server: int, smoke: tuple[Path, str]) ->
 # --- the command's own errors: one line, no gunicorn --------------------------------------------
 
 
-def dashboard(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def dashboard(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*DASHBOARD, *args],
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=60,
@@ -248,9 +253,11 @@ def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_without_a_source_it_says_so(tmp_path: Path) -> None:
-    done = dashboard("--port", str(free_port()))
+    """Nothing named, and the config found from here (the built-in) has no runs yet."""
+    done = dashboard("--port", str(free_port()), cwd=tmp_path)
     assert done.returncode == 2
     assert "at least one source" in one_line_error(done)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_file_that_is_not_a_store_is_one_line(tmp_path: Path) -> None:
@@ -323,7 +330,9 @@ def test_an_open_page_updates_itself_when_its_run_moves_on(
         badge = "document.querySelector('.badge').textContent"
         assert page.evaluate(badge) == "waiting_for_human"
         freemad("task", "answer", task_id, "Use SQLite.", "--config", str(SMOKE), cwd=repo)
-        done = json.loads(freemad("task", "resume", task_id, "--config", str(SMOKE), cwd=repo))
+        done = json.loads(
+            freemad("task", "resume", task_id, "--config", str(SMOKE), "--json", cwd=repo)
+        )
         assert done["status"] == "completed"
         page.wait_for(f"{badge} === 'completed'", "the page to show the task completed")
         assert str(page.evaluate(live)).startswith("Live: updated")

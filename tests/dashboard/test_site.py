@@ -240,31 +240,32 @@ def test_an_unwritable_output_is_a_one_line_error(real_runs: Runs, tmp_path: Pat
     )
 
 
-def test_sources_that_do_not_exist_yet_warn_and_the_rest_is_built(
+def test_a_named_source_must_exist_and_the_configs_own_are_read_where_they_exist(
     real_runs: Runs, tmp_path: Path
 ) -> None:
-    """The README's command on a machine where no task or evolve run has happened yet."""
+    """A path the user typed that names nothing is a mistake; the config's own stores that no
+    run has made yet (no task has run here, say) are simply not read."""
     out = tmp_path / "site"
     done = site_build(
         "--transcripts",
         str(real_runs.transcripts),
         "--task-store",
         str(tmp_path / "tasks.db"),
-        "--evolve-store",
-        str(tmp_path / "evolve.db"),
         "--out",
         str(out),
         cwd=tmp_path,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 2
     assert done.stderr.splitlines() == [
-        f"freemad: warning: task store {tmp_path / 'tasks.db'} does not exist yet: no runs from "
-        "it until it does",
-        f"freemad: warning: evolve store {tmp_path / 'evolve.db'} does not exist yet: no runs "
-        "from it until it does",
+        f"freemad: error: --task-store {tmp_path / 'tasks.db'}: no such file or folder"
     ]
+    assert not out.exists()
+    done = site_build("--transcripts", str(real_runs.transcripts), "--out", str(out), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
     assert "1 run(s); 1 page(s) rendered" in done.stdout
     assert not (tmp_path / "tasks.db").exists()  # read-only: nothing was created
+    assert not (tmp_path / ".freemad").exists()
 
 
 def test_a_tampered_manifest_cannot_remove_files_outside_the_site(

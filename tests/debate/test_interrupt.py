@@ -36,7 +36,7 @@ def test_a_signal_stops_the_run_and_every_agent_with_it(tmp_path: Path, signum: 
     (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(config))
     env = {**os.environ, "FREEMAD_MOCK_PIDFILE": str(pidfile)}
     run = subprocess.Popen(
-        [FREEMAD, "anything", "--config", "cfg.yaml"],
+        [FREEMAD, "anything at all", "--config", "cfg.yaml"],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,

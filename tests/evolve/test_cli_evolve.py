@@ -53,7 +53,7 @@ def test_the_toy_from_validate_to_report(tmp_path: Path) -> None:
     assert "seed " in validated.stdout and "measures: tests_pass=1" in validated.stdout
     assert validated.stdout.rstrip().endswith("ok: a run can start")
 
-    started = freemad("evolve", "start", "--config", "evolve.yaml", GOAL, cwd=toy)
+    started = freemad("evolve", "start", "--config", "evolve.yaml", "--json", GOAL, cwd=toy)
     run: dict[str, Any] = json.loads(started.stdout)
     run_id = run["run_id"]
     assert (run["status"], run["stop_reason"]) == ("stopped", "target")
@@ -73,7 +73,9 @@ def test_the_toy_from_validate_to_report(tmp_path: Path) -> None:
     assert judged[3]["protected"] == judged[0]["protected"]
     assert judged[6]["measurement"]["components"]["runtime_ms"] < 0.05
 
-    status = json.loads(freemad("evolve", "status", run_id, "-c", "evolve.yaml", cwd=toy).stdout)
+    status = json.loads(
+        freemad("evolve", "status", run_id, "-c", "evolve.yaml", "--json", cwd=toy).stdout
+    )
     assert status == run
     tip = git(toy, "rev-parse", f"freemad/evolve/{run_id}")
     assert tip == run["incumbent"]["commit"]
@@ -94,7 +96,9 @@ def test_the_toy_from_validate_to_report(tmp_path: Path) -> None:
 
 def test_the_dependency_update_reaches_its_target(tmp_path: Path) -> None:
     repo = repository_of("evolve_dependency_update", tmp_path / "dep")
-    started = freemad("evolve", "start", "-c", "evolve.yaml", "vendor tabulate_lite 2.x", cwd=repo)
+    started = freemad(
+        "evolve", "start", "-c", "evolve.yaml", "--json", "vendor tabulate_lite 2.x", cwd=repo
+    )
     run = json.loads(started.stdout)
     assert run["stop_reason"] == "target"
     assert run["incumbent"]["components"]["vendored_major"] == 2.0
@@ -151,7 +155,7 @@ def test_a_judge_that_fails_on_the_seed_is_reported_and_no_run_starts(
     assert expected in validated.stdout
     assert "warning: evolve.judge.protected_paths is empty" in validated.stdout
     assert validated.stderr == "freemad: error: 1 problem(s); no run can start until fixed\n"
-    started = freemad("evolve", "start", "-c", "evolve.yaml", GOAL, cwd=toy, check=1)
+    started = freemad("evolve", "start", "-c", "evolve.yaml", "--json", GOAL, cwd=toy, check=1)
     run = json.loads(started.stdout)
     assert (run["status"], run["stop_reason"]) == ("failed", "baseline_failed")
 
@@ -208,7 +212,7 @@ def test_answer_needs_a_direction_or_decline(tmp_path: Path) -> None:
         done = freemad("evolve", "answer", "r1", *args, "-c", "evolve.yaml", cwd=toy, check=2)
         assert "give either a direction (TEXT) or --decline" in done.stderr
     unknown = freemad("evolve", "status", "nope", "-c", "evolve.yaml", cwd=toy, check=2)
-    assert "no evolve run 'nope'" in unknown.stderr
+    assert "no runs yet in" in unknown.stderr  # and the store was not created for the question
     no_section = tmp_path / "plain.yaml"
     no_section.write_text("agents:\n  - id: a\n    cli_command: freemad-mock-agent\n")
     done = freemad("evolve", "status", "r1", "-c", str(no_section), cwd=tmp_path, check=2)

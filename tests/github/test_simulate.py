@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from tests.conftest import MOCK_AGENT
 from tests.github.payloads import issue_comment, labeled_issue, review_comment
 
 FREEMAD = str(Path(sys.executable).parent / "freemad")
@@ -67,3 +70,32 @@ def test_a_command_on_a_pull_requests_diff_is_answered_on_the_pull_request(tmp_p
     assert "POST /repos/octo-org/octo-repo/issues/9/comments -> 201" in lines
     outcome = json.loads(done.stdout[done.stdout.rindex("\n{") :])
     assert outcome["action"] == "debate" and outcome["status"] == "completed"
+
+
+def test_a_plan_without_a_config_runs_on_the_built_in_agents(tmp_path: Path) -> None:
+    """The docs call no config a good first run: the built-in mock agents take the task roles."""
+    done = simulate(tmp_path, "issue_comment", issue_comment("/freemad plan Design the cache"))
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout[done.stdout.rindex("\n{") :])
+    assert outcome["action"] == "task" and outcome["run_id"]
+    assert outcome["status"] == "waiting_for_human"  # the canned reviewer asks you a question
+    assert "FREE-MAD plan task" in done.stdout
+
+
+def test_the_run_page_is_linked_when_pages_url_is_set(tmp_path: Path) -> None:
+    config = {
+        "agents": [
+            {"id": "a", "cli_command": f"{MOCK_AGENT} --persona iterative", "cli_mode_arg": True},
+            {"id": "b", "cli_command": f"{MOCK_AGENT} --persona memoized", "cli_mode_arg": True},
+        ],
+        "security": {"cli_allowed_commands": [MOCK_AGENT]},
+        "output": {"save_transcript": False},
+        "github": {"pages_url": "https://octo-org.github.io/octo-repo/"},
+    }
+    (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(config))
+    payload = issue_comment("/freemad debate rounds=0 Pick one")
+    done = simulate(tmp_path, "issue_comment", payload, "--config", "cfg.yaml")
+    assert done.returncode == 0, done.stderr
+    run_id = json.loads(done.stdout[done.stdout.rindex("\n{") :])["run_id"]
+    page = f"https://octo-org.github.io/octo-repo/runs/{run_id}.html"
+    assert f"[The run's page]({page})" in done.stdout

@@ -1,6 +1,6 @@
 """action.yml, the workflows and the Dockerfile, checked as GitHub and Docker would read them.
 
-The names other repositories depend on are fixed (DESIGN.md), every action is pinned by commit,
+The names other repositories depend on are fixed (inputs, outputs, events), every action is pinned by commit,
 every job has its own permissions and time limit; the linters pass; and the action's run step,
 with its environment built from action.yml itself, drives the real `freemad github action`.
 """

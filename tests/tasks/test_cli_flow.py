@@ -33,7 +33,15 @@ def freemad(*args: str, cwd: Path, check: int | None = 0) -> subprocess.Complete
 
 def start_task(smoke: Path) -> dict[str, Any]:
     started = freemad(
-        "task", "start", "--config", "smoke.yaml", "--workspace-root", str(smoke), GOAL, cwd=smoke
+        "task",
+        "start",
+        "--config",
+        "smoke.yaml",
+        "--json",
+        "--workspace-root",
+        str(smoke),
+        GOAL,
+        cwd=smoke,
     )
     return json.loads(started.stdout)
 
@@ -47,7 +55,17 @@ def slow_agents(smoke: Path, delay: float) -> None:
 
 def start_in_background(smoke: Path, **options: Any) -> subprocess.Popen[Any]:
     return subprocess.Popen(
-        [FREEMAD, "task", "start", "--config", "smoke.yaml", "--workspace-root", str(smoke), GOAL],
+        [
+            FREEMAD,
+            "task",
+            "start",
+            "--config",
+            "smoke.yaml",
+            "--json",
+            "--workspace-root",
+            str(smoke),
+            GOAL,
+        ],
         cwd=smoke,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -83,6 +101,7 @@ def test_the_quick_start_waits_for_a_person_then_completes(smoke: Path) -> None:
             "smoke.yaml",
             "--task-type",
             "plan",
+            "--json",
             "--workspace-root",
             str(smoke),
             GOAL,
@@ -94,16 +113,16 @@ def test_the_quick_start_waits_for_a_person_then_completes(smoke: Path) -> None:
     assert started["current_stage"] == "plan_review"
     assert started["error"] == "Which storage backend should we use first? (SQLite, Postgres)"
     status = json.loads(
-        freemad("task", "status", task_id, "--config", "smoke.yaml", cwd=smoke).stdout
+        freemad("task", "status", task_id, "--config", "smoke.yaml", "--json", cwd=smoke).stdout
     )
     assert status == started
     freemad("task", "answer", task_id, "Use SQLite.", "--config", "smoke.yaml", cwd=smoke)
     done = json.loads(
-        freemad("task", "resume", task_id, "--config", "smoke.yaml", cwd=smoke).stdout
+        freemad("task", "resume", task_id, "--config", "smoke.yaml", "--json", cwd=smoke).stdout
     )
     assert done["status"] == "completed" and done["current_stage"] == "finalize"
     inspected = json.loads(
-        freemad("task", "inspect", task_id, "--config", "smoke.yaml", cwd=smoke).stdout
+        freemad("task", "inspect", task_id, "--config", "smoke.yaml", "--json", cwd=smoke).stdout
     )
     final = [e for e in inspected["events"] if e["kind"] == "agent_replied"][-1]
     assert "Decision from a person: Use SQLite." in final["data"]["response"]["content"]
@@ -113,7 +132,9 @@ def test_the_quick_start_waits_for_a_person_then_completes(smoke: Path) -> None:
         if e["kind"] == "agent_replied" and e["data"]["role"] == "reviewer"
     ]
     assert requests[-1]["data"]["response"]["review_decision"] == "approve"
-    listed = json.loads(freemad("task", "list", "--config", "smoke.yaml", cwd=smoke).stdout)
+    listed = json.loads(
+        freemad("task", "list", "--config", "smoke.yaml", "--json", cwd=smoke).stdout
+    )
     assert [t["task_id"] for t in listed] == [task_id] and listed[0]["status"] == "completed"
     assert (smoke / ".freemad" / "ui-smoke" / "tasks.db").exists()
 
@@ -187,7 +208,7 @@ def test_kill_9_mid_task_then_resume_finishes_without_duplicates(smoke: Path) ->
     run.communicate()
     for _ in range(2):  # the run waits for a person once, like the quick start
         state = json.loads(
-            freemad("task", "resume", task_id, "--config", "smoke.yaml", cwd=smoke).stdout
+            freemad("task", "resume", task_id, "--config", "smoke.yaml", "--json", cwd=smoke).stdout
         )
         if state["status"] == "waiting_for_human":
             freemad("task", "answer", task_id, "Use SQLite.", "--config", "smoke.yaml", cwd=smoke)
@@ -209,18 +230,18 @@ def test_pause_from_another_process_stops_after_the_step_in_flight(smoke: Path) 
     run = start_in_background(smoke, text=True)
     task_id = wait_for_task(smoke)
     paused = json.loads(
-        freemad("task", "pause", task_id, "--config", "smoke.yaml", cwd=smoke).stdout
+        freemad("task", "pause", task_id, "--config", "smoke.yaml", "--json", cwd=smoke).stdout
     )
     assert paused["status"] == "paused"
     out, err = run.communicate(timeout=120)
     assert run.returncode == 0, err
     assert json.loads(out)["status"] == "paused"
     state = json.loads(
-        freemad("task", "resume", task_id, "--config", "smoke.yaml", cwd=smoke).stdout
+        freemad("task", "resume", task_id, "--config", "smoke.yaml", "--json", cwd=smoke).stdout
     )
     assert state["status"] == "waiting_for_human"  # it carried on to the quick start's question
     cancelled = json.loads(
-        freemad("task", "cancel", task_id, "--config", "smoke.yaml", cwd=smoke).stdout
+        freemad("task", "cancel", task_id, "--config", "smoke.yaml", "--json", cwd=smoke).stdout
     )
     assert cancelled["status"] == "cancelled"
     again = freemad("task", "resume", task_id, "--config", "smoke.yaml", cwd=smoke, check=2)

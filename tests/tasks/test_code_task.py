@@ -240,7 +240,7 @@ def test_kill_9_during_execute_never_reruns_a_finished_item(tmp_path: Path, repo
     os.killpg(run.pid, signal.SIGKILL)
     run.communicate()
     resumed = subprocess.run(
-        [freemad_bin, "task", "resume", task_id, "--config", str(config_path)],
+        [freemad_bin, "task", "resume", task_id, "--config", str(config_path), "--json"],
         capture_output=True,
         text=True,
         timeout=120,
