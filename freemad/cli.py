@@ -324,6 +324,20 @@ def config_check(path: str | None) -> None:
     enabled = ", ".join(a.id for a in config.enabled_agents)
     shown = path or loaded.source.shown
     click.echo(f"{shown}: ok ({len(config.enabled_agents)} enabled agent(s): {enabled})")
+    from pathlib import Path
+
+    from freemad.config.agents import PRESET_COMMANDS
+
+    for agent in config.enabled_agents:
+        preset_program = PRESET_COMMANDS.get(agent.type, "").split(" ")[0]
+        program = Path(agent.command_words[0]).name
+        if preset_program and program != preset_program:
+            click.echo(
+                f"freemad: note: agent {agent.id}: type {agent.type.value}, but its command runs "
+                f"{program}, not {preset_program}: it is called exactly as configured, without "
+                f"{preset_program}'s flags, output format and login folder (docs/agents.md)",
+                err=True,
+            )
 
 
 def _load(path: str | None) -> FreemadConfig:

@@ -59,3 +59,24 @@ def test_a_path_that_names_a_file_in_the_workdir_means_that_file(tmp_path: Path)
         (folder / "scripted" / "steps.json").write_text("[]")
     argv = ["freemad-evolve-mock", "--steps", "scripted/steps.json"]
     assert anchor_command_paths(argv, 3, started, worktree) == argv
+
+
+def test_config_check_says_which_typed_agents_get_no_preset(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    config = tmp_path / "wrapped.yaml"
+    config.write_text(
+        "agents:\n"
+        "  - {id: wrapped, type: claude_code, cli_command: my-claude-wrapper}\n"
+        "  - {id: real, type: claude_code, cli_command: /opt/bin/claude}\n"
+        "security: {cli_allowed_commands: [my-claude-wrapper, /opt/bin/claude]}\n"
+    )
+    freemad = str(Path(sys.executable).parent / "freemad")
+    done = subprocess.run(
+        [freemad, "config", "check", str(config)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    notes = [line for line in done.stderr.splitlines() if "note:" in line]
+    assert len(notes) == 1, done.stderr
+    assert "agent wrapped: type claude_code, but its command runs my-claude-wrapper" in notes[0]
