@@ -18,6 +18,17 @@ from tests.debate.test_faults import _still_alive
 FREEMAD = str(Path(sys.executable).parent / "freemad")
 
 
+# Ctrl-C reaches a foreground job; a job a non-interactive shell starts in the background
+# (`cmd &`, as some CI runners start the tests) inherits SIGINT ignored, and Python keeps it so.
+# This launcher restores it, then becomes freemad (same process, so the signal reaches it).
+AS_A_FOREGROUND_JOB = [
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.argv[1], sys.argv[1:])",
+]
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_stops_the_run_and_every_agent_with_it(tmp_path: Path, signum: int) -> None:
     pidfile = tmp_path / "pids"
@@ -36,7 +47,7 @@ def test_a_signal_stops_the_run_and_every_agent_with_it(tmp_path: Path, signum: 
     (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(config))
     env = {**os.environ, "FREEMAD_MOCK_PIDFILE": str(pidfile)}
     run = subprocess.Popen(
-        [FREEMAD, "anything at all", "--config", "cfg.yaml"],
+        [*AS_A_FOREGROUND_JOB, FREEMAD, "anything at all", "--config", "cfg.yaml"],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,
