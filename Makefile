@@ -26,10 +26,12 @@ github-descriptions:
 workflow-linters:
 	bash scripts/lint-workflows.sh --install-only
 
-# ruff, then zizmor and actionlint on .github/workflows/ and action.yml.
+# ruff, the layering (import-linter, [tool.importlinter] in pyproject.toml), then zizmor and
+# actionlint on .github/workflows/ and action.yml.
 lint: venv workflow-linters
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache --no-logo
 	VENV=$(VENV) bash scripts/lint-workflows.sh
 
 types: venv

@@ -31,7 +31,8 @@ from typing import Any
 from _common import emit, machine, progress
 
 from freemad.config.load import load_config
-from freemad.evolve.runtime import EvolveRunner, open_store
+from freemad.evolve.runtime import EvolveRunner
+from freemad.wiring import make_agent, open_evolve_store
 
 TOY = Path(__file__).resolve().parents[1] / "examples" / "evolve_toy"
 GIT_USER = ["-c", "user.name=Bench", "-c", "user.email=bench@example.com"]
@@ -147,11 +148,16 @@ def main() -> None:
                 progress(f"iteration {data['iteration']}: {samples[-1]}")
 
         assert config.evolve is not None
-        store = open_store(config.evolve.resolved(repo))
+        store = open_evolve_store(config.evolve.resolved(repo))
         began = time.monotonic()
         with store:
             runner = EvolveRunner(
-                config, store, config_dir=repo, on_step=on_step, worktrees_dir=worktrees
+                config,
+                store,
+                config_dir=repo,
+                on_step=on_step,
+                worktrees_dir=worktrees,
+                agent_factory=make_agent,
             )
             state = runner.start("make slow_sum as fast as possible")
             events = [(e.kind, e.data) for e in store.events(state.run_id)]

@@ -25,8 +25,9 @@ from evolve_iteration import TARGET_MS, build_repository, git
 
 from freemad.agents.base import CallRequest, CallResult, CallStatus
 from freemad.config import parse_config
-from freemad.evolve.runtime import EvolveRunner, open_store
+from freemad.evolve.runtime import EvolveRunner
 from freemad.tasks.protocol import MARKER
+from freemad.wiring import make_agent, open_evolve_store
 
 
 class Worker:
@@ -104,7 +105,7 @@ def main() -> None:
             elif kind == "version_admitted":
                 admitted[data["iteration"]] = time.perf_counter()
 
-        with open_store(config.evolve.resolved(root)) as store:
+        with open_evolve_store(config.evolve.resolved(root)) as store:
             runner = EvolveRunner(
                 config,
                 store,
@@ -112,6 +113,7 @@ def main() -> None:
                 ports={"worker": worker},
                 on_step=on_step,
                 worktrees_dir=root / "worktrees",
+                agent_factory=make_agent,
             )
             state = runner.start("make runtime_ms smaller")
     assert len(state.versions) == total + 1, state.view()

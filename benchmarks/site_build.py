@@ -25,13 +25,16 @@ from freemad.dashboard.site import build_site
 from freemad.dashboard.sources import TranscriptDir
 from freemad.debate import run_debate, write_transcript
 from freemad.redact import Redactor
+from freemad.wiring import make_agent
 
 TARGET_S = 30.0
 
 
 def make_transcripts(folder: Path, count: int) -> int:
     config = default_config()
-    result = run_debate("Write a function that returns Fibonacci(n).", config, rounds=2)
+    result = run_debate(
+        "Write a function that returns Fibonacci(n).", config, rounds=2, agent_factory=make_agent
+    )
     template = json.loads(
         write_transcript(
             result, config.output.model_copy(update={"transcript_dir": str(folder)}), Redactor([])

@@ -206,6 +206,7 @@ def _debate(
     from freemad.debate import check_requirement, run_debate, write_transcript
     from freemad.logs import start_logging
     from freemad.redact import Redactor
+    from freemad.wiring import make_agent
 
     if requirement == "-":
         requirement = _read_stdin()
@@ -220,7 +221,9 @@ def _debate(
     )
     start_logging(config, verbose=verbose, stream=progress.stream if progress else None)
     with progress or nullcontext():
-        result = run_debate(requirement, config, rounds=rounds, on_event=progress)
+        result = run_debate(
+            requirement, config, rounds=rounds, on_event=progress, agent_factory=make_agent
+        )
     unsaved = None
     if config.output.save_transcript:
         try:
@@ -362,9 +365,9 @@ def _existing_store(path: str) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; errors become one line on stderr and an exit status (freemad.cli_run)."""
-    from freemad.cli_run import run_command
+    from freemad.cli_run import run_cli
 
-    run_command(cli, sys.argv[1:] if argv is None else argv, "freemad")
+    run_cli(cli, sys.argv[1:] if argv is None else argv, "freemad")
 
 
 __all__ = ["cli", "main"]

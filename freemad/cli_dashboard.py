@@ -202,9 +202,9 @@ def _check_port(host: str, port: int, bind: str) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the command; errors become one line on stderr and an exit status (freemad.cli_run)."""
-    from freemad.cli_run import run_command
+    from freemad.cli_run import run_cli
 
-    run_command(command, sys.argv[1:] if argv is None else argv, PROG)
+    run_cli(command, sys.argv[1:] if argv is None else argv, PROG)
 
 
 if __name__ == "__main__":

@@ -54,8 +54,8 @@ def _runner(
     from freemad.cli import _existing_store, _load_config
     from freemad.cli_show import begin
     from freemad.evolve.lineage import resolve_seed
-    from freemad.evolve.runtime import EvolveRunner, open_store
-    from freemad.store import SqliteStore
+    from freemad.evolve.runtime import EvolveRunner
+    from freemad.wiring import make_agent, open_evolve_store, open_store
 
     loaded = _load_config(config_path)
     config, source = loaded.config, loaded.source
@@ -71,13 +71,13 @@ def _runner(
     evolve = config.evolve.resolved(source.base)
     with tempfile.TemporaryDirectory(prefix="freemad-evolve-") as scratch:
         if store_kind == "scratch":
-            store = SqliteStore(Path(scratch) / "evolve.db")
+            store = open_store(Path(scratch) / "evolve.db")
         else:
             if store_kind == "existing":
                 _existing_store(evolve.store_path)
             else:  # a repository evolve cannot use is one line, before any file is made
                 resolve_seed(Path(evolve.repo_path), evolve.seed_ref)
-            store = open_store(evolve)
+            store = open_evolve_store(evolve)
         try:
             with live or nullcontext():
                 yield EvolveRunner(
@@ -86,6 +86,7 @@ def _runner(
                     config_dir=source.base,
                     on_step=live.step if live else None,
                     config_arg=loaded.config_arg(),
+                    agent_factory=make_agent,
                 )
         finally:
             store.close()

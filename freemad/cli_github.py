@@ -56,9 +56,10 @@ def simulate(event_name: str, payload: str, config_path: str | None, permission:
     then print every request FREE-MAD made and what it would have posted."""
     from freemad.cli import _load
     from freemad.github.pygithub_forge import PyGithubForge
-    from freemad.github.router import Router, Settings
+    from freemad.github.router import Router
     from freemad.github.standin import StandIn
-    from freemad.store import SqliteStore
+    from freemad.github.thread import Settings
+    from freemad.wiring import open_store
 
     config = _load(config_path)
     body = Path(payload).read_bytes()
@@ -69,7 +70,7 @@ def simulate(event_name: str, payload: str, config_path: str | None, permission:
     with (
         StandIn(permissions={sender: permission} if sender else {}) as api,
         tempfile.TemporaryDirectory(prefix="freemad-simulate-") as folder,
-        SqliteStore(Path(folder) / "runs.db") as store,
+        open_store(Path(folder) / "runs.db") as store,
         PyGithubForge("simulated-token", base_url=api.base_url, throttle=False) as forge,
     ):
         with contextlib.suppress(ValueError, LookupError, TypeError, AttributeError):

@@ -12,7 +12,7 @@ import click
 from freemad.errors import FreemadError
 
 
-def run_command(command: click.Command, args: list[str], prog: str) -> NoReturn:
+def run_cli(command: click.Command, args: list[str], prog: str) -> NoReturn:
     try:
         code = command.main(args, prog_name=prog, standalone_mode=False)
     except click.exceptions.Abort:

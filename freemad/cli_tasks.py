@@ -51,7 +51,8 @@ def _runner(
     (and is not created)."""
     from freemad.cli import _existing_store, _load_config
     from freemad.cli_show import begin
-    from freemad.tasks.runtime import TaskRunner, open_store
+    from freemad.tasks.runtime import TaskRunner
+    from freemad.wiring import make_agent, open_task_store
 
     loaded = _load_config(config_path)
     config = loaded.config
@@ -59,7 +60,7 @@ def _runner(
         _existing_store(config.task.store_path)
     live = _Progress(sys.stderr) if progress and sys.stderr.isatty() else None
     begin(config, loaded.config_arg(), stream=live.stream if live else None)
-    store = open_store(config)
+    store = open_task_store(config)
     try:
         with live or nullcontext():
             yield TaskRunner(
@@ -68,6 +69,7 @@ def _runner(
                 on_step=live.step if live else None,
                 config_arg=loaded.config_arg(),
                 on_call=live.call if live else None,
+                agent_factory=make_agent,
             )
     finally:
         store.close()

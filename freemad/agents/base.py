@@ -1,12 +1,17 @@
-"""The agent port: one call of an agent CLI with a prompt, and what came back."""
+"""The agent port: one call of an agent CLI with a prompt, what came back, and the factory
+that makes a configured agent's port (surfaces hand runtimes one; runtimes never build one)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from freemad.config.models import Mode
+from freemad.config.models import AgentConfig, FreemadConfig, Mode
+
+if TYPE_CHECKING:
+    from freemad.sandbox import Sandbox, View
 
 
 class CallStatus(str, Enum):
@@ -50,3 +55,43 @@ class AgentPort(Protocol):
     def agent_id(self) -> str: ...
 
     async def call(self, request: CallRequest) -> CallResult: ...
+
+
+class AgentFactory(Protocol):
+    """Makes the port of one configured agent, working in `workdir`, in `sandbox` when one is
+    given, seeing `view`. freemad.wiring has the real one (a CLI in a process of its own)."""
+
+    def __call__(
+        self,
+        config: AgentConfig,
+        *,
+        max_output_bytes: int,
+        workdir: str,
+        sandbox: Sandbox | None,
+        view: View,
+    ) -> AgentPort: ...
+
+
+def port_for(
+    agent_id: str,
+    given: Mapping[str, AgentPort],
+    factory: AgentFactory | None,
+    config: FreemadConfig,
+    *,
+    workdir: str,
+    sandbox: Sandbox | None,
+    view: View,
+) -> AgentPort:
+    """The port given for `agent_id`, else one `factory` makes for that agent of `config`."""
+    port = given.get(agent_id)
+    if port is not None:
+        return port
+    if factory is None:
+        raise LookupError(
+            f"no port was given for agent {agent_id!r} and no agent_factory to make one "
+            "(freemad.wiring.make_agent runs agent CLIs)"
+        )
+    agent = next(a for a in config.agents if a.id == agent_id)
+    security = config.security
+    max_output = 4 * security.max_solution_size + security.max_critique_size
+    return factory(agent, max_output_bytes=max_output, workdir=workdir, sandbox=sandbox, view=view)

@@ -1,102 +1,26 @@
-"""Claims on deliveries and the journal of their GitHub writes: what lets a job complete once.
+"""The claims in SQLite (`state_dir/claims.db`): leases on deliveries, and the journal of their
+GitHub writes, for workers on one host.
 
-A job runs a delivery only while it holds the delivery's claim (`Claims`, SQLite at
-`state_dir/claims.db`): a lease, renewed while the job works, that lapses when renewals stop, or
-at once when the holder's process is certainly gone. The same file journals each delivery's
-comments, pull requests and dispatches in order of posting; `JournalForge` checks the claim
-before every write and replays the journal, so a rerun of a killed job edits what the killed run
-posted instead of posting it again.
+A job runs a delivery only while it holds the delivery's claim: a lease, renewed while the job
+works, that lapses when renewals stop, or at once when the holder's process is certainly gone.
+The same file journals each delivery's comments, pull requests and dispatches in order of
+posting (`journal.JournalForge` writes through it). `redis_state.RedisClaims` keeps the same rules
+in Redis, for workers on several hosts.
 """
 
 from __future__ import annotations
 
 import os
-import socket
 import sqlite3
 import threading
 import time
-import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from freemad.errors import FreemadError
-from freemad.github.forge import (
-    Forge,
-    IssueDetails,
-    PostedComment,
-    PullRequestDetails,
-    PullRequestRef,
-)
-
-if TYPE_CHECKING:
-    from freemad.bot.base import ClaimStore
-
-LEASE_SECONDS = 120.0  # a claim not renewed for this long is up for grabs
-
-
-@dataclass(frozen=True)
-class Owner:
-    """Who holds a claim: a host (with its PID namespace), a process, and one job's token."""
-
-    host: str
-    pid: int
-    token: str
-
-    @classmethod
-    def here(cls) -> Owner:
-        return cls(_host_key(), os.getpid(), uuid.uuid4().hex[:12])
-
-    def __str__(self) -> str:
-        return f"{self.host}/{self.pid}/{self.token}"
-
-
-def _host_key() -> str:
-    try:  # two containers may share a host name but never a PID namespace
-        namespace = os.readlink("/proc/self/ns/pid")
-    except OSError:
-        namespace = ""
-    return f"{socket.gethostname()}#{namespace}"
-
-
-def _gone(host: str, pid: int) -> bool:
-    """True only when the process is certainly dead: on this host, and no such PID."""
-    if host != _host_key() or pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:  # exists, owned by someone else
-        return False
-    return False
-
-
-def wal(conn: sqlite3.Connection, attempts: int = 100) -> None:
-    """Switch a fresh connection to WAL. Two processes doing this to a brand-new file at once can
-    get "database is locked" at once, without the busy handler's wait: try again a moment later."""
-    for attempt in range(attempts):
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or attempt == attempts - 1:
-                raise
-            time.sleep(0.02)
-
-
-@dataclass(frozen=True)
-class Effect:
-    """One GitHub write a job made: a comment or pull request (`ref` its id or number), or a
-    dispatch (`url` the run it started, "" when GitHub did not say)."""
-
-    repo: str
-    number: int
-    ref: int
-    url: str
-
+from freemad.bot.ports import LEASE_SECONDS, Effect, Owner, holder_gone
+from freemad.store.schema import wal
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS claims (
@@ -208,126 +132,4 @@ class Claims:
 
 def _live(row: tuple[Any, ...], now: float) -> bool:
     owner, host, pid, expires = row[0], row[1], row[2], row[3]
-    return owner is not None and expires > now and not _gone(str(host), int(pid))
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One job's hold on one delivery: what its forge checks before each write, and journals to."""
-
-    claims: ClaimStore
-    delivery_id: str
-    owner: Owner
-    attempt: int
-
-    def holds(self) -> bool:
-        return self.claims.holds(self.delivery_id, self.owner)
-
-    def effect(self, kind: str, seq: int) -> Effect | None:
-        return self.claims.effect(self.delivery_id, kind, seq)
-
-    def record(self, kind: str, seq: int, effect: Effect) -> None:
-        self.claims.record(self.delivery_id, kind, seq, effect)
-
-
-class LeaseLost(FreemadError):
-    """This job's claim lapsed and may be someone else's now: it must write nothing more."""
-
-
-class JournalForge:
-    """A forge that checks its claim before each write and journals comments, pull requests and
-    dispatches by order of posting, so a rerun of the same delivery edits instead of repeating."""
-
-    def __init__(self, inner: Forge, claim: Claim) -> None:
-        self.inner, self.claim = inner, claim
-        self._counts: dict[str, int] = {}
-
-    def _write(self, kind: str) -> tuple[int, Effect | None]:
-        if not self.claim.holds():
-            raise LeaseLost(f"the claim on delivery {self.claim.delivery_id} lapsed")
-        seq = self._counts[kind] = self._counts.get(kind, 0) + 1
-        return seq, self.claim.effect(kind, seq)
-
-    def pages_url(self, repo: str) -> str | None:
-        return self.inner.pages_url(repo)
-
-    def permission(self, repo: str, login: str) -> str | None:
-        return self.inner.permission(repo, login)
-
-    def comment(self, repo: str, number: int, body: str) -> PostedComment:
-        seq, done = self._write("comment")
-        if done is not None and (done.repo, done.number) == (repo, number):
-            return self.inner.edit_comment(repo, done.ref, body)
-        posted = self.inner.comment(repo, number, body)
-        self.claim.record("comment", seq, Effect(repo, number, posted.id, posted.html_url))
-        return posted
-
-    def edit_comment(self, repo: str, comment_id: int, body: str) -> PostedComment:
-        self._write("edit")
-        return self.inner.edit_comment(repo, comment_id, body)
-
-    def react(self, repo: str, comment_id: int, content: str) -> None:
-        self._write("react")
-        self.inner.react(repo, comment_id, content)
-
-    def react_to_review_comment(self, repo: str, comment_id: int, content: str) -> None:
-        self._write("react")
-        self.inner.react_to_review_comment(repo, comment_id, content)
-
-    def open_pull_request(
-        self, repo: str, *, head: str, base: str, title: str, body: str, draft: bool
-    ) -> PullRequestRef:
-        seq, done = self._write("pull")
-        if done is not None and done.repo == repo:
-            self.inner.edit_pull_request(repo, done.ref, body=body)
-            return PullRequestRef(done.ref, done.url)
-        ref = self.inner.open_pull_request(
-            repo, head=head, base=base, title=title, body=body, draft=draft
-        )
-        self.claim.record("pull", seq, Effect(repo, ref.number, ref.number, ref.html_url))
-        return ref
-
-    def edit_pull_request(self, repo: str, number: int, *, body: str) -> None:
-        self._write("edit")
-        self.inner.edit_pull_request(repo, number, body=body)
-
-    def pull_request(self, repo: str, number: int) -> PullRequestDetails:
-        return self.inner.pull_request(repo, number)
-
-    def issue(self, repo: str, number: int) -> IssueDetails:
-        return self.inner.issue(repo, number)
-
-    def find_pull_request(self, repo: str, *, head: str, base: str) -> PullRequestRef | None:
-        return self.inner.find_pull_request(repo, head=head, base=base)
-
-    def dispatch_workflow(
-        self, repo: str, workflow: str, ref: str, inputs: Mapping[str, str]
-    ) -> str | None:
-        seq, done = self._write("dispatch")
-        if done is not None:  # started already: the run it started, if GitHub said so
-            return done.url if done.url.startswith(("https://", "http://")) else None
-        run_url = self.inner.dispatch_workflow(repo, workflow, ref, inputs)
-        self.claim.record("dispatch", seq, Effect(repo, 0, 0, run_url or ""))
-        return run_url
-
-
-class Renewal:
-    """Renews a claim every quarter lease while a job runs."""
-
-    def __init__(self, claim: Claim, lease: float) -> None:
-        self.claim, self.lease = claim, lease
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="claim-renewal", daemon=True)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.lease / 4):
-            if not self.claim.claims.renew(self.claim.delivery_id, self.claim.owner, self.lease):
-                return
-
-    def __enter__(self) -> Renewal:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
+    return owner is not None and expires > now and not holder_gone(str(host), int(pid))

@@ -17,20 +17,24 @@ an attempt) however old it is, through an index on the status: the recovery swee
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from freemad.bot.base import Delivery
-from freemad.bot.claims import wal
+from freemad.bot.ports import (
+    Delivery,
+    DeliveryLogUnavailable,
+    DeliveryRecord,
+    body_digest,
+    check_status,
+)
+from freemad.store.schema import wal
 
-STATUSES = ("queued", "running", "done", "failed", "parked", "ignored")
 BUSY_TIMEOUT_MS = 5000
 
 # body_sha256: the SHA-256 of the body, unique (a replay is a duplicate). NULL only where an
@@ -82,34 +86,16 @@ ORDER BY received_at
 """
 
 
-def body_digest(body: bytes) -> str:
-    """The hex SHA-256 of a delivery's body: the same body under another delivery id is a replay."""
-    return hashlib.sha256(body).hexdigest()
-
-
-@dataclass(frozen=True)
-class DeliveryRecord:
-    """A row of the log without its body: what `recent` lists."""
-
-    delivery_id: str
-    event: str
-    action: str | None
-    installation_id: int | None
-    repo: str | None
-    received_at: float
-    updated_at: float
-    status: str
-    attempts: int
-    detail: str
-
-
 class DeliveryLog:
     """The SQLite (WAL) delivery log at `path`; safe to share between threads and processes.
 
     Each thread of each process opens its own connection on first use (gunicorn forks its
     workers, and a SQLite connection must not cross a fork); writers wait on each other
-    through `busy_timeout` rather than failing.
+    through `busy_timeout` rather than failing. A file that cannot be opened, read or written
+    raises `DeliveryLogUnavailable`.
     """
+
+    local_file = True  # writers on this host: the web edge lines them up on its own lock
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
@@ -123,7 +109,7 @@ class DeliveryLog:
         A redelivery of a delivery already recorded changes nothing and returns False, and so
         does a replay: the same body under another delivery id.
         """
-        _check_status(status)
+        check_status(status)
         now = time.time()
         digest = body_digest(delivery.body)
         with self._write() as db:
@@ -155,14 +141,10 @@ class DeliveryLog:
             return cursor.rowcount == 1
 
     def get(self, delivery_id: str) -> Delivery | None:
-        row = (
-            self._db()
-            .execute(
-                "SELECT delivery_id, event, action, installation_id, repo, body"
-                " FROM deliveries WHERE delivery_id = ?",
-                (delivery_id,),
-            )
-            .fetchone()
+        row = self._one(
+            "SELECT delivery_id, event, action, installation_id, repo, body"
+            " FROM deliveries WHERE delivery_id = ?",
+            (delivery_id,),
         )
         if row is None:
             return None
@@ -179,7 +161,7 @@ class DeliveryLog:
         self, delivery_id: str, status: str, detail: str = "", *, attempt: bool = False
     ) -> None:
         """Set the delivery's status (and detail); `attempt` counts one more try at its work."""
-        _check_status(status)
+        check_status(status)
         with self._write() as db:
             db.execute(
                 "UPDATE deliveries SET status = ?, detail = ?, updated_at = ?,"
@@ -188,42 +170,29 @@ class DeliveryLog:
             )
 
     def status(self, delivery_id: str) -> str | None:
-        row = (
-            self._db()
-            .execute("SELECT status FROM deliveries WHERE delivery_id = ?", (delivery_id,))
-            .fetchone()
-        )
+        row = self._one("SELECT status FROM deliveries WHERE delivery_id = ?", (delivery_id,))
         return None if row is None else str(row[0])
 
     def recent(self, limit: int = 50) -> list[DeliveryRecord]:
         """The latest `limit` deliveries, newest first."""
-        rows = (
-            self._db()
-            .execute(
-                "SELECT delivery_id, event, action, installation_id, repo, received_at,"
-                " updated_at, status, attempts, detail FROM deliveries"
-                " ORDER BY received_at DESC LIMIT ?",
-                (limit,),
-            )
-            .fetchall()
+        rows = self._all(
+            "SELECT delivery_id, event, action, installation_id, repo, received_at,"
+            " updated_at, status, attempts, detail FROM deliveries"
+            " ORDER BY received_at DESC LIMIT ?",
+            (limit,),
         )
         return [DeliveryRecord(*row) for row in rows]
 
     def unfinished(self) -> list[DeliveryRecord]:
         """Every delivery a worker may still have to run, however old, oldest first: `queued`,
         `running`, or `failed` after an attempt (the index on the status finds them)."""
-        rows = self._db().execute(_UNFINISHED).fetchall()
-        return [DeliveryRecord(*row) for row in rows]
+        return [DeliveryRecord(*row) for row in self._all(_UNFINISHED, ())]
 
     def counts(self, since: float) -> dict[str, int]:
         """How many deliveries received since `since` (Unix time) are in each status."""
-        rows = (
-            self._db()
-            .execute(
-                "SELECT status, COUNT(*) FROM deliveries WHERE received_at >= ? GROUP BY status",
-                (since,),
-            )
-            .fetchall()
+        rows = self._all(
+            "SELECT status, COUNT(*) FROM deliveries WHERE received_at >= ? GROUP BY status",
+            (since,),
         )
         return {str(status): int(count) for status, count in rows}
 
@@ -236,17 +205,38 @@ class DeliveryLog:
             conn.close()
         self._local = threading.local()
 
+    def _one(self, sql: str, params: tuple[object, ...]) -> tuple[Any, ...] | None:
+        with self._unavailable():
+            row: tuple[Any, ...] | None = self._db().execute(sql, params).fetchone()
+        return row
+
+    def _all(self, sql: str, params: tuple[object, ...]) -> list[tuple[Any, ...]]:
+        with self._unavailable():
+            return self._db().execute(sql, params).fetchall()
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        db = self._db()
-        # BEGIN IMMEDIATE takes the write lock up front, so busy_timeout covers the whole write.
-        db.execute("BEGIN IMMEDIATE")
+        with self._unavailable():
+            db = self._db()
+            # BEGIN IMMEDIATE takes the write lock up front, so busy_timeout covers the whole write.
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.rollback()
+                raise
+            db.commit()
+
+    @contextmanager
+    def _unavailable(self) -> Iterator[None]:
+        """SQLite's and the file system's failures, as the one error of an unreachable log."""
         try:
-            yield db
-        except BaseException:
-            db.rollback()
-            raise
-        db.commit()
+            yield
+        except (sqlite3.Error, OSError) as exc:
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise DeliveryLogUnavailable(
+                f"the delivery log {self.path} is unavailable: {reason[:200]}"
+            ) from exc
 
     def _db(self) -> sqlite3.Connection:
         pid = os.getpid()
@@ -312,8 +302,3 @@ def _columns(conn: sqlite3.Connection) -> set[str]:
 
 def _digest_or_none(body: object) -> str | None:
     return body_digest(body) if isinstance(body, bytes) else None
-
-
-def _check_status(status: str) -> None:
-    if status not in STATUSES:
-        raise ValueError(f"unknown delivery status {status!r}; expected one of {STATUSES}")

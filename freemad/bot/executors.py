@@ -19,7 +19,7 @@ from freemad.bot.queue import HEARTBEAT_KEY, enqueue, make_huey, register
 from freemad.errors import FreemadError
 
 if TYPE_CHECKING:
-    from freemad.bot.base import Delivery, DeliveryStore, Executor
+    from freemad.bot.ports import Delivery, DeliveryStore, Executor
     from freemad.bot.settings import BotSettings
     from freemad.config.models import FreemadConfig
     from freemad.github.forge import Forge
@@ -40,6 +40,8 @@ def executor_from(settings: BotSettings) -> Executor:
 
 class LocalExecutor:
     """Deliveries onto the local queue; the web edge has recorded each one already."""
+
+    quick_submit = True  # an enqueue, never a call to GitHub
 
     def __init__(self, huey: Any) -> None:
         self.huey = huey
@@ -128,6 +130,8 @@ def dispatch_for(delivery: Delivery, *, self_login: str | None = None) -> Dispat
 
 class ActionsExecutor:
     """Deliveries onto GitHub Actions: one `workflow_dispatch` of `freemad.yml` each."""
+
+    quick_submit = False  # each submit waits on GitHub
 
     def __init__(
         self,

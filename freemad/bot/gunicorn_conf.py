@@ -1,8 +1,9 @@
 """gunicorn's settings for the bot's web edge: `freemad bot serve` loads this module.
 
-`gunicorn -c python:freemad.bot.gunicorn_conf` (or bot/gunicorn.conf.py) runs the bot alone.
-`freemad bot serve` passes its options through `FREEMAD_BIND` and `FREEMAD_WORKERS`. gunicorn
-reads every module-level name that matches one of its settings, so keep helpers private.
+`gunicorn -c python:freemad.bot.gunicorn_conf` runs the bot alone, from any installation; the
+repository's deployment file `bot/gunicorn.conf.py` (not in the package) only star-imports this
+module. `freemad bot serve` passes its options through `FREEMAD_BIND` and `FREEMAD_WORKERS`.
+gunicorn reads every module-level name that matches one of its settings, so keep helpers private.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from gunicorn import glogging as _glogging  # type: ignore[import-untyped]  # gunicorn ships no types
 
-from freemad.bot.web import JsonLogFormatter as _JsonLogFormatter
+from freemad.bot.json_logs import JsonLogFormatter as _JsonLogFormatter
 from freemad.gunicorn_common import heartbeat_dir as _heartbeat_dir
 from freemad.gunicorn_common import log_level as _log_level
 

@@ -14,16 +14,15 @@ from __future__ import annotations
 import logging
 import time
 import weakref
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from freemad.bot.claims import LEASE_SECONDS
-from freemad.errors import UsageError
+from freemad.bot.job import Backoff, ForgeFactory, Job, Run
+from freemad.bot.ports import LEASE_SECONDS
+from freemad.bot.redis_client import redis_module
 
 if TYPE_CHECKING:
-    from freemad.bot.base import ClaimStore, DeliveryStore
+    from freemad.bot.ports import ClaimStore, DeliveryStore
     from freemad.bot.settings import BotSettings
-    from freemad.bot.worker import ForgeFactory, Run
 
 log = logging.getLogger("freemad.bot.queue")
 
@@ -31,20 +30,7 @@ QUEUE_NAME = "freemad-bot"
 TASK_NAME = "handle_delivery"
 HEARTBEAT_KEY = "freemad:worker-heartbeat"
 RECOVER_AFTER = 60.0  # a queued or failed delivery with no message this long is re-enqueued
-FINISHED = frozenset({"done", "ignored", "parked"})
 _TASKS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-
-
-def redis_module() -> Any:
-    """The `redis` package, or a one-line UsageError saying how to install it."""
-    try:
-        import redis  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        raise UsageError(
-            "FREEMAD_QUEUE_URL names a Redis server but the redis package is not installed: "
-            "pip install 'freemad[redis]'"
-        ) from None
-    return redis
 
 
 def make_huey(settings: BotSettings) -> Any:
@@ -72,20 +58,6 @@ def make_huey(settings: BotSettings) -> Any:
     return Huey(QUEUE_NAME, storage_class=_Storage, filename=filename, results=False)
 
 
-@dataclass(frozen=True)
-class Backoff:
-    """How often and how patiently a failing delivery is tried: 30 s, 1, 2, 4 min, then parked."""
-
-    attempts: int = 5
-    base: float = 30.0
-    factor: float = 2.0
-    cap: float = 15 * 60.0
-
-    def delay(self, attempt: int) -> float:
-        """Seconds to wait after the `attempt`-th try (from 1) failed."""
-        return float(min(self.cap, self.base * self.factor ** (attempt - 1)))
-
-
 def register(
     huey: Any,
     settings: BotSettings,
@@ -99,11 +71,9 @@ def register(
 ) -> Any:
     """Register `handle_delivery(delivery_id)` on `huey` and return it (a huey task).
 
-    The keywords go to `worker.Job`; tests pass a recording forge and a scripted `run`. The web
+    The keywords go to `job.Job`; tests pass a recording forge and a scripted `run`. The web
     process registers the task too, only to enqueue it: nothing is opened until a job runs.
     """
-    from freemad.bot.worker import Job  # here: the worker module imports this one
-
     backoff = backoff or Backoff()
     job = Job(
         settings,

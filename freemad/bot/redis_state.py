@@ -5,7 +5,8 @@ claims (with their journal) are kept in the same server: a worker on any host ca
 delivery that any web process recorded, and a lease taken on one host keeps out every other.
 `RedisDeliveryLog` and `RedisClaims` have the methods, results and rules of `DeliveryLog` and
 `Claims` (the SQLite ones): both pairs fit the `DeliveryStore` and `ClaimStore` protocols of
-`freemad.bot.base`, which is what the rest of the bot is typed with.
+`freemad.bot.ports`, which is what the rest of the bot is typed with. Every Redis failure is one
+line, a `DeliveryLogUnavailable` as the SQLite log's failures are (`redis_client`).
 
 Keys, under a prefix (`freemad:` by default):
 
@@ -48,17 +49,22 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
-from freemad.bot.base import Delivery
-from freemad.bot.claims import LEASE_SECONDS, Effect, Owner, _gone
-from freemad.bot.deliveries import DeliveryRecord, _check_status, body_digest
+from freemad.bot.ports import (
+    LEASE_SECONDS,
+    Delivery,
+    DeliveryRecord,
+    Effect,
+    Owner,
+    body_digest,
+    check_status,
+    holder_gone,
+)
+from freemad.bot.redis_client import RedisClient
 from freemad.bot.redis_scripts import ADOPT, CLAIM, MARK, RECORD, RELEASE, RENEW
-from freemad.errors import FreemadError
 
 PREFIX = "freemad:"
 RETENTION_SECONDS = 30 * 24 * 3600.0
@@ -76,60 +82,6 @@ _FIELDS = (
     "attempts",
     "detail",
 )
-
-
-class RedisStateError(FreemadError):
-    """The bot's state in Redis could not be read or written (the server is down, refused us...)."""
-
-
-def safe_url(url: str) -> str:
-    """`url` without its password (and without a query string, which may carry one)."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        if ":" in host:
-            host = f"[{host}]"
-        port = parts.port
-    except ValueError:
-        return "the Redis URL in FREEMAD_QUEUE_URL"
-    netloc = f"{host}:{port}" if port is not None else host
-    if parts.username:
-        netloc = f"{parts.username}@{netloc}"
-    return f"{parts.scheme}://{netloc}{parts.path}"
-
-
-class _Redis:
-    """One client from a URL, and the translation of every Redis failure into one line."""
-
-    def __init__(self, url: str, prefix: str) -> None:
-        from freemad.bot.queue import redis_module
-
-        redis = redis_module()
-        self.url, self.prefix = safe_url(url), prefix
-        self._errors: type[Exception] = redis.exceptions.RedisError
-        # Nothing connects until the first command; the pool reconnects after a fork by itself.
-        self.client: Any = redis.Redis.from_url(url)
-
-    @contextmanager
-    def guard(self) -> Iterator[None]:
-        try:
-            yield
-        except self._errors as exc:
-            # redis-py's messages name the host and port, never the password; one line regardless.
-            reason = " ".join(str(exc).split()) or type(exc).__name__
-            raise RedisStateError(
-                f"the bot's state in Redis at {self.url} is unavailable: {reason[:200]}"
-            ) from None
-
-    def script(self, source: str) -> Any:
-        return self.client.register_script(source)
-
-    def run(self, script: Any, keys: Sequence[str], args: Sequence[Any]) -> Any:
-        with self.guard():
-            return script(keys=list(keys), args=list(args))
-
-    def close(self) -> None:
-        self.client.close()
 
 
 def _text(value: Any) -> str:
@@ -150,10 +102,12 @@ def _boot_id() -> str:
 class RedisDeliveryLog:
     """The delivery log in Redis at `url`; safe to share between threads, processes and hosts."""
 
+    local_file = False  # a server shared by every host: nothing here to line up
+
     def __init__(
         self, url: str, *, prefix: str = PREFIX, retention: float = RETENTION_SECONDS
     ) -> None:
-        self._redis = _Redis(url, prefix)
+        self._redis = RedisClient(url)
         self.url = self._redis.url  # without the password
         self.prefix, self.retention = prefix, retention
         self._index = f"{prefix}deliveries"
@@ -175,7 +129,7 @@ class RedisDeliveryLog:
 
         False too for a replay: the same body under another delivery id, while that one is kept.
         """
-        _check_status(status)
+        check_status(status)
         now = time.time()
         digest = body_digest(delivery.body)
         optional: list[Any] = []
@@ -227,7 +181,7 @@ class RedisDeliveryLog:
         self, delivery_id: str, status: str, detail: str = "", *, attempt: bool = False
     ) -> None:
         """Set the delivery's status (and detail); `attempt` counts one more try at its work."""
-        _check_status(status)
+        check_status(status)
         args = [status, detail, repr(time.time()), int(attempt), delivery_id]
         self._redis.run(self._mark, [self._key(delivery_id), self._unfinished], args)
 
@@ -330,7 +284,7 @@ class RedisClaims:
         prefix: str = PREFIX,
         retention: float = RETENTION_SECONDS,
     ) -> None:
-        self._redis = _Redis(url, prefix)
+        self._redis = RedisClient(url)
         self.url = self._redis.url  # without the password
         self.prefix, self.retention = prefix, retention
         self._clock = clock
@@ -397,7 +351,7 @@ class RedisClaims:
             number = int(pid)
         except ValueError:
             return False
-        return boot == self._boot and _gone(host, number)
+        return boot == self._boot and holder_gone(host, number)
 
     def release(self, delivery_id: str, owner: Owner) -> None:
         self._redis.run(self._release, [self._key(delivery_id)], [str(owner)])

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import git
 
 from freemad.errors import FreemadError
-from freemad.store import SqliteStore
+from freemad.wiring import open_store
 
 if TYPE_CHECKING:
     from freemad.bot.settings import BotSettings
@@ -58,7 +58,7 @@ def job_store(
 ) -> Iterator[tuple[Store, Save]]:
     """The store one job routes with, and what to call when it succeeded (saves its runs)."""
     if settings.run_store == "local" or not repo:
-        with SqliteStore(settings.state_dir / "runs.db") as store:
+        with open_store(settings.state_dir / "runs.db") as store:
             yield store, lambda: None
         return
     from freemad.github.state import StateBranch
@@ -68,7 +68,7 @@ def job_store(
     branch = StateBranch(clone, branch=config.github.state_branch, env=git_auth_env(token()))
     with (
         tempfile.TemporaryDirectory(prefix="freemad-job-") as folder,
-        SqliteStore(Path(folder) / "runs.db") as store,
+        open_store(Path(folder) / "runs.db") as store,
     ):
         with _locked(clone):
             branch.pull()

@@ -13,7 +13,7 @@ from freemad.bot.claims import Claims
 from freemad.bot.deliveries import DeliveryLog
 
 if TYPE_CHECKING:
-    from freemad.bot.base import ClaimStore, DeliveryStore
+    from freemad.bot.ports import ClaimStore, DeliveryStore
     from freemad.bot.settings import BotSettings
 
 

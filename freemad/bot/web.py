@@ -15,23 +15,18 @@ import json
 import logging
 import os
 import re
-import sqlite3
-import sys
 import threading
 import time
-import traceback
 from collections.abc import Iterator
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from freemad.bot.base import Delivery, DeliveryStore, Executor
-from freemad.bot.redis_state import RedisDeliveryLog, RedisStateError
+from freemad.bot.json_logs import configure_json_logging, scrub_secrets
+from freemad.bot.ports import Delivery, DeliveryLogUnavailable, DeliveryStore, Executor
 from freemad.bot.settings import BotSettings
-from freemad.redact import Redactor
 
 log = logging.getLogger("freemad.bot.web")
 
@@ -55,20 +50,12 @@ def create_app(
     # Werkzeug refuses (413) to read more than this, whatever Content-Length claims.
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body
     app.extensions["freemad.deliveries"] = edge.deliveries
-    _scrub_secrets(settings)
+    scrub_secrets(log, settings)
     app.add_url_rule("/webhook", view_func=edge.webhook, methods=["POST"])
     app.add_url_rule("/healthz", view_func=edge.healthz, methods=["GET"])
     app.register_error_handler(HTTPException, _http_error)
     app.register_error_handler(Exception, _internal_error)
     return app
-
-
-def _local_executors() -> tuple[type, ...]:
-    try:
-        from freemad.bot.executors import LocalExecutor
-    except ImportError:  # pragma: no cover - the module ships with the package
-        return ()
-    return (LocalExecutor,)
 
 
 _WORKER_QUIET = (
@@ -78,9 +65,6 @@ _WORKER_QUIET = (
 
 class _GateUnavailable(Exception):
     pass
-
-
-_LOCAL_EXECUTORS = _local_executors()
 
 
 class _WriteGate:
@@ -163,10 +147,9 @@ class _Edge:
         where = {"delivery_id": delivery_id, "event": delivery.event}
         # Only local SQLite writes queue on the gate: an executor that calls GitHub (actions)
         # must not hold up every other acknowledgement while it waits for an answer, and a log
-        # in Redis (with the queue there too) has no local writers to line up.
-        local = isinstance(self.executor, _LOCAL_EXECUTORS) and not isinstance(
-            self.deliveries, RedisDeliveryLog
-        )
+        # in Redis (with the queue there too) has no local writers to line up. An executor that
+        # does not say its submit is quick is taken to be slow.
+        local = getattr(self.executor, "quick_submit", False) and self.deliveries.local_file
         try:
             with self.gate.held() if local else contextlib.nullcontext():
                 return self._record_and_submit(delivery, where)
@@ -178,7 +161,7 @@ class _Edge:
         delivery_id = delivery.delivery_id
         try:
             is_new = self.deliveries.record(delivery, status="queued")
-        except (sqlite3.Error, OSError, RedisStateError):
+        except DeliveryLogUnavailable:
             log.exception("cannot record the delivery", extra={**where, "status": 503})
             return _error(503, "the delivery log is unavailable; redeliver later", delivery_id)
         if not is_new:
@@ -200,8 +183,10 @@ class _Edge:
         now = time.time()
         try:
             counts = self.deliveries.counts(since=now - _DAY)
-        except (sqlite3.Error, OSError, RedisStateError) as exc:
-            log.error("delivery log unavailable: %s", type(exc).__name__, extra={"status": 503})
+        except DeliveryLogUnavailable as exc:
+            # Only the name of what failed (SQLite's error, or Redis's): its text may hold anything.
+            cause = exc.__cause__ or exc
+            log.error("delivery log unavailable: %s", type(cause).__name__, extra={"status": 503})
             return jsonify({"ok": False, "error": "the delivery log is unavailable"}), 503
         try:
             depth, beat = self.executor.depth(), self.executor.heartbeat()
@@ -244,7 +229,7 @@ def app_from_env() -> Flask:
     from freemad.bot.executors import executor_from
 
     settings = BotSettings.from_env(os.environ)
-    configure_logging(settings)
+    configure_json_logging(settings)
     return create_app(settings, executor=executor_from(settings))
 
 
@@ -292,93 +277,3 @@ def _error(code: int, message: str, delivery_id: str | None = None) -> tuple[Res
 def _too_large(limit: int) -> tuple[Response, int]:
     log.warning("payload over %d bytes refused", limit, extra={"status": 413})
     return _error(413, f"the payload is larger than {limit} bytes")
-
-
-class JsonLogFormatter(logging.Formatter):
-    """One JSON object per line: time, level, logger, message, and the delivery's fields.
-
-    With a `redactor`, the message and any traceback pass through it, so a secret that slipped
-    into an exception (a queue URL with its password, say) never reaches the log.
-    """
-
-    FIELDS = ("delivery_id", "event", "status")
-
-    def __init__(self, redactor: Redactor | None = None) -> None:
-        super().__init__()
-        self.redactor = redactor
-
-    def format(self, record: logging.LogRecord) -> str:
-        entry: dict[str, Any] = {
-            "time": datetime.fromtimestamp(record.created, timezone.utc).isoformat(),
-            "level": record.levelname,
-            "logger": record.name,
-            "message": self._clean(record.getMessage()),
-        }
-        for key in self.FIELDS:
-            value = getattr(record, key, None)
-            if value is not None:
-                entry[key] = value
-        if record.exc_info and not record.exc_text:
-            record.exc_text = self.formatException(record.exc_info)
-        if record.exc_text:
-            entry["exception"] = self._clean(record.exc_text)
-        return json.dumps(entry, default=str)
-
-    def _clean(self, text: str) -> str:
-        return self.redactor.text(text) if self.redactor is not None else text
-
-
-def configure_logging(settings: BotSettings) -> None:
-    """JSON lines on stderr for the `freemad` logger, with every secret's text redacted."""
-    logger = logging.getLogger("freemad")
-    for handler in list(logger.handlers):
-        logger.removeHandler(handler)
-        handler.close()
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonLogFormatter(secret_redactor(settings)))
-    logger.addHandler(handler)
-    logger.setLevel(settings.log_level)
-    logger.propagate = False
-
-
-def secret_redactor(settings: BotSettings) -> Redactor:
-    """Blanks the text of every secret in `settings`."""
-    # Longest first, so a secret that contains another is blanked whole.
-    ordered = sorted(set(settings.secret_values()), key=len, reverse=True)
-    return Redactor([re.escape(value) for value in ordered])
-
-
-class _SecretScrubber(logging.Filter):
-    """Blanks known secrets in this module's records (message and traceback) before any handler.
-
-    The executor's exceptions are logged here, and their text is not ours: a Redis error may
-    quote its URL, password included. Filtering the record itself keeps every handler clean.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.redactor = Redactor([])
-        self._secrets: set[str] = set()
-
-    def add(self, secrets: list[str]) -> None:
-        self._secrets.update(secrets)
-        ordered = sorted(self._secrets, key=len, reverse=True)  # longest first, as above
-        self.redactor = Redactor([re.escape(value) for value in ordered])
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        redactor = self.redactor
-        record.msg, record.args = redactor.text(record.getMessage()), None
-        if record.exc_info and not record.exc_text:
-            record.exc_text = "".join(traceback.format_exception(*record.exc_info)).rstrip("\n")
-        if record.exc_text:
-            record.exc_text = redactor.text(record.exc_text)
-        return True
-
-
-_SCRUBBER = _SecretScrubber()
-
-
-def _scrub_secrets(settings: BotSettings) -> None:
-    _SCRUBBER.add(settings.secret_values())
-    if _SCRUBBER not in log.filters:
-        log.addFilter(_SCRUBBER)

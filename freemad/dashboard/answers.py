@@ -9,6 +9,7 @@ from markupsafe import escape
 from werkzeug.exceptions import HTTPException
 
 from freemad.errors import FreemadError
+from freemad.store.base import StoreUnreadable
 
 Warn = Callable[[str], None]
 _JSON_PATHS = ("/api/", "/health", "/events")
@@ -29,6 +30,12 @@ def reason(exc: BaseException) -> str:
         where = f"{exc.filename}: " if exc.filename else ""
         return f"{where}{exc.strerror or exc}"
     return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def names_its_source(exc: BaseException) -> bool:
+    """Whether `reason(exc)` already says which source failed: FREE-MAD's errors do, except a
+    store's failed read (in SQLite's words); the system's (OSError) do not."""
+    return isinstance(exc, FreemadError) and not isinstance(exc, StoreUnreadable)
 
 
 def read_only_unless(may_start: bool) -> Callable[[], Response | None]:

@@ -11,7 +11,6 @@ became visible late. A duplicate is possible; a loss is not.
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -22,7 +21,7 @@ from freemad.errors import FreemadError
 SLACK = 2.0  # seconds: how far back a stream looks beyond what it has already covered
 WINDOW = 60.0  # seconds of changes a process keeps in memory for its streams
 RETRY_MS = 2000
-READ_ERRORS = (FreemadError, sqlite3.Error, OSError)
+READ_ERRORS = (FreemadError, OSError)  # a store's failures are StoreErrors (FreemadError)
 
 
 def stream(

@@ -6,7 +6,6 @@ traceback: one bad transcript does not hide the others.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -15,8 +14,6 @@ from typing import Any
 
 from freemad.errors import FreemadError
 
-# A run id names a page file: the same characters the stores allow.
-RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 Events = list[tuple[str, dict[str, Any]]]
 Warn = Callable[[str], None]
 

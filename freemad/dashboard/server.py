@@ -24,7 +24,7 @@ from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from freemad.dashboard import answers, views
-from freemad.dashboard.answers import Problem, Warn, reason
+from freemad.dashboard.answers import Problem, Warn, names_its_source, reason
 from freemad.dashboard.feed import READ_ERRORS, Feed, stream
 from freemad.dashboard.render import render_index, render_run, view_of
 from freemad.dashboard.sources import (
@@ -40,7 +40,7 @@ from freemad.dashboard.sources import (
     parse_change_id,
 )
 from freemad.dashboard.starter import Starter
-from freemad.errors import FreemadError, UsageError
+from freemad.errors import UsageError
 
 PAGE_CACHE = 256
 MAX_BODY = 256 * 1024  # bytes of a POST body
@@ -313,7 +313,7 @@ class _Dashboard:
             try:
                 runs = source.runs()
             except READ_ERRORS as exc:
-                where = "" if isinstance(exc, FreemadError) else f"{source.path}: "
+                where = "" if names_its_source(exc) else f"{source.path}: "
                 return jsonify({"ok": False, "error": where + reason(exc)}), 503
             seen.update(run.run_id for run in runs)
         return jsonify({"ok": True, "runs": len(seen), "sources": len(self.sources)}), 200

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from freemad.dashboard.records import (
-    RUN_ID,
     Artifact,
     Change,
     Run,
@@ -31,6 +30,7 @@ from freemad.dashboard.reference_transcripts import (
     started_at,
 )
 from freemad.dashboard.stored import StateDir, StoreSource
+from freemad.store.base import RUN_ID  # a run id names a page file: the stores' rule serves
 
 
 class TranscriptDir:

@@ -275,44 +275,32 @@ def task_view(
         state: dict[str, Any] | None = task_core.fold(run_id, events).view()
     except (KeyError, TypeError, ValueError, AttributeError):
         state = None  # an event this version does not know: show the log as it is
+    folded: Mapping[str, Any] = state or {}  # what the fold knows, or nothing
     when = [*times[: len(events)], *[0.0] * (len(events) - len(times))]  # 0: time unknown
     created = _map(next((d for k, d in events if k == "task_created"), {}))
-    task_type = _text((state or {}).get("task_type") or created.get("task_type")) or "plan"
-    current = _text((state or {}).get("current_stage"))
-    stages = list(task_core.WORKFLOWS.get(task_type, ()))
-    done = status == "completed"
+    task_type = _text(folded.get("task_type") or created.get("task_type")) or "plan"
+    current = _text(folded.get("current_stage"))
     timeline = [
         entry
         for (kind, data), at in zip(events, when, strict=True)
         if (entry := _timeline_entry(kind, _map(data), at)) is not None
     ]
+    waiting = _text(folded.get("status")) == "waiting_for_human"
     return {
         "run_id": run_id,
-        "goal": _text((state or {}).get("goal") or created.get("goal")),
+        "goal": _text(folded.get("goal") or created.get("goal")),
         "task_type": task_type,
-        "status": _text((state or {}).get("status")) or status or "unknown",
+        "status": _text(folded.get("status")) or status or "unknown",
         "current_stage": current,
-        "question": (state or {}).get("error")
-        if _text((state or {}).get("status")) == "waiting_for_human"
-        else None,
-        "iterations": number((state or {}).get("iterations")),
-        "iteration_cap": number((state or {}).get("max_total_iterations")),
-        "roles": sorted(_map((state or {}).get("roles")).items()),
-        "branch": _text((state or {}).get("branch")) or None,
+        "question": folded.get("error") if waiting else None,
+        "iterations": number(folded.get("iterations")),
+        "iteration_cap": number(folded.get("max_total_iterations")),
+        "roles": sorted(_map(folded.get("roles")).items()),
+        "branch": _text(folded.get("branch")) or None,
         # ` --config PATH` when the task's config is not found without it (freemad.config.discover)
         "config_arg": _text(created.get("config_arg")),
-        "work_items": [_map(w) for w in _list((state or {}).get("work_items"))],
-        "stages": [
-            {
-                "name": stage,
-                "state": "done"
-                if done or (current in stages and stages.index(stage) < stages.index(current))
-                else "current"
-                if stage == current
-                else "pending",
-            }
-            for stage in stages
-        ],
+        "work_items": [_map(w) for w in _list(folded.get("work_items"))],
+        "stages": _stages(task_type, current, done=status == "completed"),
         "timeline": timeline,
         "events": [
             {"seq": i, "time": at, "kind": kind, "data": _compact(data)}
@@ -321,6 +309,18 @@ def task_view(
         "artifacts": [_artifact(name, size, content) for name, size, content in artifacts],
         "unreadable": state is None and bool(events),
     }
+
+
+def _stages(task_type: str, current: str, *, done: bool) -> list[dict[str, str]]:
+    """The task type's stages, each done, current or pending."""
+    stages = list(task_core.WORKFLOWS.get(task_type, ()))
+
+    def state_of(stage: str) -> str:
+        if done or (current in stages and stages.index(stage) < stages.index(current)):
+            return "done"
+        return "current" if stage == current else "pending"
+
+    return [{"name": stage, "state": state_of(stage)} for stage in stages]
 
 
 def _timeline_entry(kind: str, data: Mapping[str, Any], when: float) -> dict[str, Any] | None:

@@ -31,7 +31,7 @@ class Holding:
     reasoning: str
 
 
-class Outcome:
+class Tally:
     """Folds rounds into holdings, answer identities and the score board."""
 
     def __init__(self, config: FreemadConfig, board: ScoreBoard) -> None:

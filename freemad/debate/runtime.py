@@ -16,8 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from freemad import runner
-from freemad.agents.base import AgentPort
-from freemad.agents.subprocess_agent import CliAgent
+from freemad.agents.base import AgentFactory, AgentPort, port_for
 from freemad.config.load import config_digest
 from freemad.config.models import AgentConfig, FreemadConfig, Mode
 from freemad.core.events import EventLog, EventSink
@@ -25,7 +24,7 @@ from freemad.core.scoring import ScoreBoard, Weights
 from freemad.core.topology import assign_peers, peer_labels
 from freemad.debate.cache import ResponseCache
 from freemad.debate.logbook import log_event
-from freemad.debate.outcome import Holding, Outcome
+from freemad.debate.outcome import Holding, Tally
 from freemad.debate.prompts import PromptBook, ShownAnswer
 from freemad.debate.records import AgentTurn, DebateResult, Failure, RoundRecord
 from freemad.debate.turns import TurnContext, take_turn
@@ -43,11 +42,20 @@ def run_debate(
     agents: Mapping[str, AgentPort] | None = None,
     on_event: EventSink | None = None,
     run_id: str | None = None,
+    agent_factory: AgentFactory | None = None,
 ) -> DebateResult:
-    """Run a whole debate and return its transcript. The one entry point for CLI, Action and bot."""
+    """Run a whole debate and return its transcript. The one entry point for CLI, Action and bot.
+
+    Each agent answers through its port in `agents`, else through one `agent_factory` makes."""
     return runner.run(
         arun_debate(
-            requirement, config, rounds=rounds, agents=agents, on_event=on_event, run_id=run_id
+            requirement,
+            config,
+            rounds=rounds,
+            agents=agents,
+            on_event=on_event,
+            run_id=run_id,
+            agent_factory=agent_factory,
         )
     )
 
@@ -60,9 +68,10 @@ async def arun_debate(
     agents: Mapping[str, AgentPort] | None = None,
     on_event: EventSink | None = None,
     run_id: str | None = None,
+    agent_factory: AgentFactory | None = None,
 ) -> DebateResult:
     requirement = check_requirement(requirement, config)
-    debate = _Debate(config, requirement, rounds, agents, on_event, run_id)
+    debate = _Debate(config, requirement, rounds, agents, agent_factory, on_event, run_id)
     return await debate.run()
 
 
@@ -96,6 +105,7 @@ class _Debate:
         requirement: str,
         rounds: int | None,
         ports: Mapping[str, AgentPort] | None,
+        agent_factory: AgentFactory | None,
         on_event: EventSink | None,
         run_id: str | None,
     ) -> None:
@@ -106,6 +116,7 @@ class _Debate:
             raise UsageError(f"--rounds must be 0 or more, got {self.rounds}")
         self.agents = {a.id: a for a in config.enabled_agents}
         self.given_ports = dict(ports or {})
+        self.agent_factory = agent_factory
         self.ports: dict[str, AgentPort] = {}
         self.run_id = run_id or uuid.uuid4().hex
         self.loop_clock = time.monotonic
@@ -117,21 +128,22 @@ class _Debate:
             list(self.agents), topo.type, k=topo.k, hub=topo.hub, seed=topo.seed
         )
         self.board = ScoreBoard(Weights.from_sequence(config.scoring.weights))
-        self.outcome = Outcome(config, self.board)
+        self.outcome = Tally(config, self.board)
 
     async def run(self) -> DebateResult:
         # Each agent works in an empty folder of its own for the whole run: no project files
         # leak into its context, and no agent can leave files for another.
         with tempfile.TemporaryDirectory(prefix="freemad-debate-") as workdir:
             security = self.config.security
-            max_output = 4 * security.max_solution_size + security.max_critique_size
             box = agent_sandbox(security.sandbox) if security.sandbox_agents else None
-            for agent_id, agent in self.agents.items():
+            for agent_id in self.agents:
                 folder = os.path.join(workdir, agent_id)
                 os.mkdir(folder)
-                self.ports[agent_id] = self.given_ports.get(agent_id) or CliAgent(
-                    agent,
-                    max_output_bytes=max_output,
+                self.ports[agent_id] = port_for(
+                    agent_id,
+                    self.given_ports,
+                    self.agent_factory,
+                    self.config,
                     workdir=folder,
                     sandbox=box,
                     view=View.of([Path(folder)]),

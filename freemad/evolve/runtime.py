@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from freemad import runner
-from freemad.agents.base import AgentPort
+from freemad.agents.base import AgentFactory, AgentPort
 from freemad.config.evolve import EvolveConfig
 from freemad.config.load import config_digest
 from freemad.config.models import FreemadConfig
@@ -43,18 +43,12 @@ from freemad.evolve.protocol import Incumbent, Rejection, objective
 from freemad.evolve.variation import Context, Variation
 from freemad.logs import step_line
 from freemad.sandbox import Sandbox, View, agent_sandbox, code_sandbox
-from freemad.store import SqliteStore, Store
+from freemad.store.base import Store
 
 Step = tuple[str, dict[str, Any]]
 StepSink = Callable[[str, dict[str, Any]], None]
 log = logging.getLogger(__name__)
 _RECENT = 5  # rejections shown to the agents
-
-
-def open_store(evolve: EvolveConfig) -> SqliteStore:
-    """The store of `evolve` (its paths already resolved)."""
-    path = Path(evolve.store_path)
-    return SqliteStore(path, path.parent / "artifacts")
 
 
 def judge_hash(evolve: EvolveConfig) -> str:
@@ -78,6 +72,7 @@ class EvolveRunner:
         on_step: StepSink | None = None,
         worktrees_dir: Path | None = None,
         config_arg: str = "",
+        agent_factory: AgentFactory | None = None,
     ) -> None:
         if config.evolve is None:
             raise ConfigError("the config has no evolve: section (see docs/evolve.md)")
@@ -94,7 +89,10 @@ class EvolveRunner:
             mode, judge_cfg.network, judge_cfg.env_passthrough, judge_cfg.container
         )
         self.agent_box: Sandbox = agent_sandbox(mode, container_judge=judge_cfg.container.enabled)
-        self.variation = Variation(config, self.evolve, ports or {}, self.sandbox, self.agent_box)
+        # Each agent works through its port in `ports`, else through one `agent_factory` makes.
+        self.variation = Variation(
+            config, self.evolve, ports or {}, agent_factory, self.sandbox, self.agent_box
+        )
         self.repo = Path(self.evolve.repo_path)
         self._folded: dict[str, tuple[int, EvolveState]] = {}
 

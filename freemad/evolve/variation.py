@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from freemad.agents.base import AgentPort, CallRequest
-from freemad.agents.subprocess_agent import CliAgent
+from freemad.agents.base import AgentFactory, AgentPort, CallRequest, port_for
 from freemad.config.evolve import EvolveConfig
 from freemad.config.models import FreemadConfig, Mode
 from freemad.config.tasks import ToolPolicy
@@ -58,12 +57,14 @@ class Variation:
         config: FreemadConfig,
         evolve: EvolveConfig,
         ports: Mapping[str, AgentPort],
+        agent_factory: AgentFactory | None,
         sandbox: Sandbox,
         agent_box: Sandbox,
     ) -> None:
         self.config = config
         self.evolve = evolve
         self.given_ports = dict(ports)
+        self.agent_factory = agent_factory
         self.sandbox = sandbox
         self.agent_box = agent_box
 
@@ -151,7 +152,15 @@ class Variation:
             plan=plan,
         )
         budget = self.evolve.worker_budget.timeout_sec
-        port = self.given_ports.get(agent_id) or self._cli(agent_id, worktree, view)
+        port = port_for(
+            agent_id,
+            self.given_ports,
+            self.agent_factory,
+            self.config,
+            workdir=str(worktree),
+            sandbox=self.agent_box,
+            view=view,
+        )
         result = await port.call(CallRequest(Mode.TASK, render_worker_prompt(request), budget))
         if not result.ok:
             return {**base, "ok": False, "cause": result.status.value, "summary": result.detail}
@@ -193,18 +202,12 @@ class Variation:
         if self.agent_box.kind == "bubblewrap" and not config.security.sandbox_agents:
             security = config.security.model_copy(update={"sandbox_agents": True})
             config = config.model_copy(update={"security": security})
-        return await arun_debate(requirement, config, rounds=rounds, agents=self.given_ports)
-
-    def _cli(self, agent_id: str, worktree: Path, view: View) -> AgentPort:
-        agent = next(a for a in self.config.agents if a.id == agent_id)
-        security = self.config.security
-        max_output = 4 * security.max_solution_size + security.max_critique_size
-        return CliAgent(
-            agent,
-            max_output_bytes=max_output,
-            workdir=str(worktree),
-            sandbox=self.agent_box,
-            view=view,
+        return await arun_debate(
+            requirement,
+            config,
+            rounds=rounds,
+            agents=self.given_ports,
+            agent_factory=self.agent_factory,
         )
 
 

@@ -25,8 +25,9 @@ from freemad.errors import FreemadError, UsageError
 from freemad.github import workflow_io as io
 from freemad.github.forge import Forge, RecordingForge
 from freemad.github.pulls import web_url_of
-from freemad.github.router import Outcome, Router, Settings
-from freemad.store import SqliteStore
+from freemad.github.router import Router
+from freemad.github.thread import Outcome, Settings
+from freemad.wiring import open_store
 
 MODES = ("auto", "debate", "plan", "code", "evolve")
 
@@ -177,7 +178,7 @@ def _state(workspace: Path, config: FreemadConfig, *, enabled: bool) -> Iterator
 
     with (
         tempfile.TemporaryDirectory(prefix="freemad-action-") as folder,
-        SqliteStore(Path(folder) / "runs.db") as store,
+        open_store(Path(folder) / "runs.db") as store,
     ):
         branch = None
         if enabled and (workspace / ".git").exists():

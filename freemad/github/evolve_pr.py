@@ -29,6 +29,7 @@ from freemad.github.publish import fetch_refs, is_ancestor, local_repo, push_ref
 from freemad.github.pulls import BranchOnly, open_or_explain
 from freemad.markdown import code_span, escape_markdown, one_line
 from freemad.store import Store
+from freemad.wiring import make_agent
 from freemad.workspace.git import commit_of
 
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -208,6 +209,7 @@ class _Job:
             ports=ports,
             on_step=self._step,
             worktrees_dir=worktrees_dir,
+            agent_factory=make_agent,
         )
         self.store, self.forge, self.pr = store, forge, pr
         self.workspace, self.remote, self.on_step = root, remote, on_step

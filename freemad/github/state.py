@@ -1,11 +1,9 @@
 """The state branch: runs' events and artifacts kept in the repository between workflow jobs.
 
-A job's runner is thrown away after it, so runs live on a branch (default `freemad-state`):
+A job's runner is thrown away after it, so runs live on a branch (default `freemad-state`), one
+folder per run in the layout of `freemad.store.run_folders` (which also parses it):
 
-    runs/<run_id>/run.json            {run_id, kind, status, created_at, updated_at, summary,
-                                       issue: {repo, number} | null, artifacts: [{name, sha256, size}]}
-    runs/<run_id>/events.jsonl        one {"seq", "time", "kind", "data"} per line, only ever appended
-    runs/<run_id>/artifacts/<sha256>  an artifact's bytes
+    runs/<run_id>/run.json, runs/<run_id>/events.jsonl, runs/<run_id>/artifacts/<sha256>
 
 Commits are built with plumbing (a temporary index, commit-tree) on the remote tip just fetched,
 never touching the clone's working tree, index, HEAD or branches, and pushed fast-forward only. A
@@ -15,31 +13,40 @@ rejected push means another job pushed first: fetch, redo the append on the new 
 from __future__ import annotations
 
 import itertools
-import json
 import random
-import re
 import tempfile
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, TypeVar
 
 import git
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from freemad.errors import FreemadError
 from freemad.store.artifacts import sha256_hex
-from freemad.store.base import Store, StoredEvent, UnknownRun
+from freemad.store.base import RUN_ID, Store, StoredEvent, UnknownRun
+from freemad.store.run_folders import (
+    RUNS,
+    ArtifactEntry,
+    CorruptFolder,
+    EventLine,
+    IssueRef,
+    RunFile,
+    RunFolder,
+    artifact_file_of,
+    event_line,
+    events_file_of,
+    issue_of,
+    parse_folder,
+    run_file_bytes,
+    run_file_of,
+)
 from freemad.workspace.git import COMMIT_CONFIG, commit_of, open_repo
 
-# The same set SqliteStore allows: a run id names a folder on the branch.
-_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 # Words of a `[remote rejected]` push that lost the race for the ref lock, so is worth retrying.
 _LOST_RACE = ("lock", "failed to update ref", "expected")
 _jitter = random.SystemRandom()
-_M = TypeVar("_M", bound=BaseModel)
 
 
 class StateError(FreemadError):
@@ -52,52 +59,6 @@ class StateConflict(StateError):
 
 class CorruptState(StateError):
     """A file on the state branch is not what FREE-MAD writes there."""
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(strict=True, frozen=True)  # unknown fields (a newer writer's) pass
-
-
-class IssueRef(_Strict):
-    """The issue or pull request a run belongs to: `repo` is "owner/name"."""
-
-    repo: str
-    number: int
-
-
-class ArtifactEntry(_Strict):
-    name: str
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-    size: int
-
-
-class RunFile(_Strict):
-    """runs/<run_id>/run.json: the run's row, its issue and its artifacts' names."""
-
-    run_id: str
-    kind: str
-    status: str
-    created_at: float
-    updated_at: float
-    summary: dict[str, Any]
-    issue: IssueRef | None = None
-    artifacts: list[ArtifactEntry] = []
-
-
-class EventLine(_Strict):
-    """One line of runs/<run_id>/events.jsonl."""
-
-    seq: int
-    time: float
-    kind: str
-    data: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class _Folder:
-    meta: RunFile
-    events_text: bytes
-    events: list[EventLine]
 
 
 class StateBranch:
@@ -152,7 +113,7 @@ class StateBranch:
             folders = {} if tip is None else self._folders(repo, tip, run_ids)
             for run_id, folder in folders.items():
                 wanted = _import_run(store, folder, self.where)
-                paths = [f"runs/{run_id}/artifacts/{entry.sha256}" for entry in wanted]
+                paths = [artifact_file_of(run_id, entry.sha256) for entry in wanted]
                 contents = _read_blobs(repo, [f"{tip}:{path}" for path in paths])
                 for entry, path, content in zip(wanted, paths, contents, strict=True):
                     if content is None or sha256_hex(content) != entry.sha256:
@@ -167,7 +128,7 @@ class StateBranch:
         StateConflict when the branch holds events of a run that the store lacks.
         """
         ids = sorted(set(run_ids))
-        if not ids or not all(_RUN_ID.fullmatch(run_id) for run_id in ids):
+        if not ids or not all(RUN_ID.fullmatch(run_id) for run_id in ids):
             raise StateError(f"cannot save runs {ids} on {self.where}: not FREE-MAD run ids")
         with self._repo() as repo:
             for attempt in range(self.retries + 1):
@@ -204,13 +165,16 @@ class StateBranch:
 
     def _folders(
         self, repo: git.Repo, tip: str, run_ids: Collection[str] | None
-    ) -> dict[str, _Folder]:
-        listed = str(repo.git.ls_tree("-z", "--name-only", tip, "runs/")).split("\0")
-        present = {name.removeprefix("runs/") for name in listed if name}
+    ) -> dict[str, RunFolder]:
+        listed = str(repo.git.ls_tree("-z", "--name-only", tip, f"{RUNS}/")).split("\0")
+        present = {name.removeprefix(f"{RUNS}/") for name in listed if name}
         ids = sorted(present if run_ids is None else present & set(run_ids))
-        names = ("run.json", "events.jsonl")
-        blobs = iter(_read_blobs(repo, [f"{tip}:runs/{i}/{name}" for i in ids for name in names]))
-        return {i: _parse_folder(i, next(blobs), next(blobs), self.where) for i in ids}
+        paths = [path for i in ids for path in (run_file_of(i), events_file_of(i))]
+        blobs = iter(_read_blobs(repo, [f"{tip}:{path}" for path in paths]))
+        try:
+            return {i: parse_folder(i, next(blobs), next(blobs), self.where) for i in ids}
+        except CorruptFolder as exc:
+            raise CorruptState(exc.message) from None
 
     def _fetch(self, repo: git.Repo) -> str | None:
         status, _, err = repo.git.fetch(
@@ -242,9 +206,8 @@ class StateBranch:
             events = store.events(run_id)
             had = old.events if old else []
             _check_agree(run_id, had, events, self.where, saving=True)
-            folder = f"runs/{run_id}"
-            added = b"".join(map(_event_line, events[len(had) :]))  # lines are only added
-            files[f"{folder}/events.jsonl"] = (old.events_text if old else b"") + added
+            added = b"".join(map(event_line, events[len(had) :]))  # lines are only added
+            files[events_file_of(run_id)] = (old.events_text if old else b"") + added
             entries = list(old.meta.artifacts) if old else []
             on_branch = {entry.sha256 for entry in entries}
             for ref in store.artifacts(run_id):
@@ -252,11 +215,13 @@ class StateBranch:
                 if entry not in entries:
                     entries.append(entry)
                 if ref.sha256 not in on_branch:
-                    files[f"{folder}/artifacts/{ref.sha256}"] = store.read_artifact(ref.artifact_id)
+                    files[artifact_file_of(run_id, ref.sha256)] = store.read_artifact(
+                        ref.artifact_id
+                    )
                     on_branch.add(ref.sha256)
-            chosen = issue or _issue_of(row.summary) or (old.meta.issue if old else None)
+            chosen = issue or issue_of(row.summary) or (old.meta.issue if old else None)
             meta = RunFile(**asdict(row), issue=chosen, artifacts=entries)
-            files[f"{folder}/run.json"] = (meta.model_dump_json(indent=2) + "\n").encode()
+            files[run_file_of(run_id)] = run_file_bytes(meta)
         return files
 
     def _write_tree(self, repo: git.Repo, tip: str | None, files: dict[str, bytes]) -> str:
@@ -295,7 +260,7 @@ class StateBranch:
         raise StateError(f"cannot push to {self.where}: {_last_line(err)}")
 
 
-def _import_run(store: Store, folder: _Folder, where: str) -> list[ArtifactEntry]:
+def _import_run(store: Store, folder: RunFolder, where: str) -> list[ArtifactEntry]:
     """Bring one run's row and events into `store`: the artifacts it still lacks."""
     meta = folder.meta
     local = store.run(meta.run_id)
@@ -329,48 +294,6 @@ def _check_agree(
             raise StateConflict(
                 f"run {run_id} differs at event {position} between {where} and the local store"
             )
-
-
-def _parse_folder(run_id: str, meta: bytes | None, events: bytes | None, where: str) -> _Folder:
-    place = f"runs/{run_id}"
-    if not _RUN_ID.fullmatch(run_id) or meta is None:
-        raise CorruptState(f"{place} on {where} is not a run folder: it has no run.json")
-    parsed = _validated(RunFile, meta, f"{place}/run.json on {where}")
-    if parsed.run_id != run_id:
-        raise CorruptState(f"{place}/run.json on {where} names another run, {parsed.run_id}")
-    text = events or b""
-    if text and not text.endswith(b"\n"):
-        raise CorruptState(f"{place}/events.jsonl on {where} does not end with a newline")
-    lines = []
-    for number, line in enumerate(text.split(b"\n")[:-1], start=1):
-        at = f"{place}/events.jsonl on {where}, line {number}"
-        event = _validated(EventLine, line, at)
-        if event.seq != number - 1:
-            raise CorruptState(f"{at}: seq is {event.seq}, not {number - 1}")
-        lines.append(event)
-    return _Folder(parsed, text, lines)
-
-
-def _validated(model: type[_M], text: bytes, place: str) -> _M:
-    try:
-        return model.model_validate_json(text)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        field = ".".join(str(part) for part in first["loc"])
-        raise CorruptState(f"{place}: {field + ': ' if field else ''}{first['msg']}") from None
-
-
-def _issue_of(summary: dict[str, Any]) -> IssueRef | None:
-    try:
-        return IssueRef.model_validate(summary.get("issue"))
-    except ValidationError:
-        return None
-
-
-def _event_line(event: StoredEvent) -> bytes:
-    line = {"seq": event.seq, "time": event.time, "kind": event.kind, "data": event.data}
-    text = json.dumps(line, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return (text + "\n").encode()
 
 
 def _read_blobs(repo: git.Repo, specs: list[str]) -> list[bytes | None]:

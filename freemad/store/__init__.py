@@ -1,6 +1,11 @@
-"""The store: the persistent event log every runtime appends to, its run table and artifacts."""
+"""The store: the persistent event log every runtime appends to, its run table and artifacts.
+
+`SqliteStore` writes it; `StoreReader` only reads it (read-only, never creating a file);
+`run_folders` is the same log as files, the layout of the GitHub state branch.
+"""
 
 from freemad.store.base import (
+    RUN_ID,
     ArtifactCorrupt,
     ArtifactRef,
     RunExists,
@@ -8,12 +13,15 @@ from freemad.store.base import (
     Store,
     StoredEvent,
     StoreError,
+    StoreUnreadable,
     UnknownRun,
 )
+from freemad.store.reader import StoreReader
 from freemad.store.schema import SCHEMA_VERSION
 from freemad.store.sqlite import SqliteStore
 
 __all__ = [
+    "RUN_ID",
     "SCHEMA_VERSION",
     "ArtifactCorrupt",
     "ArtifactRef",
@@ -22,6 +30,8 @@ __all__ = [
     "SqliteStore",
     "Store",
     "StoreError",
+    "StoreReader",
+    "StoreUnreadable",
     "StoredEvent",
     "UnknownRun",
 ]

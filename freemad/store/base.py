@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from freemad.errors import FreemadError
+
+# The run ids a store accepts: they name folders (artifacts, the state branch) and page files.
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 class StoreError(FreemadError):
@@ -23,6 +27,11 @@ class RunExists(StoreError):
 
 class ArtifactCorrupt(StoreError):
     """An artifact's file is missing or no longer matches the sha256 recorded for it."""
+
+
+class StoreUnreadable(StoreError):
+    """A read of a store failed; the message is SQLite's own, which does not say which store
+    (the reader's caller, which knows, says so where it reports it)."""
 
 
 @dataclass(frozen=True, slots=True)

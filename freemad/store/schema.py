@@ -9,6 +9,7 @@ never edit one that has shipped.
 from __future__ import annotations
 
 import sqlite3
+import time
 from contextlib import suppress
 from pathlib import Path
 
@@ -65,6 +66,21 @@ SCHEMA_VERSION = len(MIGRATIONS)
 SYNCHRONOUS = ("FULL", "NORMAL")
 
 
+def wal(conn: sqlite3.Connection, attempts: int = 100) -> str:
+    """Switch a fresh connection to WAL and return the journal mode SQLite reports. Processes
+    doing this to a brand-new file at once can get "database is locked" at once, without the busy
+    handler's wait: try again a moment later."""
+    for attempt in range(attempts):
+        try:
+            (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            return str(mode)
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(0.02)
+    raise AssertionError("unreachable")
+
+
 def connect(path: Path, *, busy_timeout: float, synchronous: str) -> sqlite3.Connection:
     """Open (creating if needed) and migrate the store at `path`; every failure is a StoreError.
 
@@ -84,7 +100,7 @@ def connect(path: Path, *, busy_timeout: float, synchronous: str) -> sqlite3.Con
         raise StoreError(f"cannot open store {path}: {exc}") from exc
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+        mode = wal(conn)
         if str(mode).lower() != "wal":
             raise StoreError(f"store {path} cannot use WAL journaling (got {mode!r})")
         conn.execute(f"PRAGMA synchronous = {synchronous}")

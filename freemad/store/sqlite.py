@@ -10,7 +10,6 @@ shared between threads; calls from different threads run one at a time.
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import threading
 import time
@@ -20,15 +19,24 @@ from pathlib import Path
 from typing import Any
 
 from freemad.store import artifacts as files
-from freemad.store.base import ArtifactRef, RunExists, RunRow, StoredEvent, StoreError, UnknownRun
-from freemad.store.schema import connect
-
-# Run ids become folder names under the artifacts folder, so they are kept to a path-safe set.
-_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-_SELECT_RUNS = "SELECT run_id, kind, status, created_at, updated_at, summary FROM runs"
-_SELECT_ARTIFACTS = (
-    "SELECT artifact_id, run_id, name, sha256, size, path, created_at FROM artifacts"
+from freemad.store.base import (
+    RUN_ID,
+    ArtifactRef,
+    RunExists,
+    RunRow,
+    StoredEvent,
+    StoreError,
+    UnknownRun,
 )
+from freemad.store.rows import (
+    SELECT_ARTIFACTS,
+    SELECT_EVENTS,
+    SELECT_RUNS,
+    artifact_ref,
+    run_row,
+    stored_event,
+)
+from freemad.store.schema import connect
 
 
 class SqliteStore:
@@ -73,7 +81,7 @@ class SqliteStore:
     # Runs
 
     def create_run(self, run_id: str, kind: str, summary: dict[str, Any]) -> RunRow:
-        if not _RUN_ID.fullmatch(run_id):
+        if not RUN_ID.fullmatch(run_id):  # it names a folder of artifacts
             raise StoreError(
                 f"run id {run_id!r} is not allowed: use 1 to 128 letters, digits, '.', '_' or '-',"
                 " starting with a letter or digit"
@@ -92,18 +100,18 @@ class SqliteStore:
         return RunRow(run_id, kind, "created", now, now, json.loads(text))
 
     def run(self, run_id: str) -> RunRow | None:
-        rows = self._query(_SELECT_RUNS + " WHERE run_id = ?", (run_id,))
-        return _run_row(rows[0]) if rows else None
+        rows = self._query(SELECT_RUNS + " WHERE run_id = ?", (run_id,))
+        return run_row(rows[0]) if rows else None
 
     def runs(self, kind: str | None = None, limit: int | None = None) -> list[RunRow]:
         """Newest first by updated_at (which every append and update moves to now)."""
         newest = " ORDER BY updated_at DESC, run_id DESC LIMIT ?"
         count = -1 if limit is None else limit
         if kind is None:
-            rows = self._query(_SELECT_RUNS + newest, (count,))
+            rows = self._query(SELECT_RUNS + newest, (count,))
         else:
-            rows = self._query(_SELECT_RUNS + " WHERE kind = ?" + newest, (kind, count))
-        return [_run_row(row) for row in rows]
+            rows = self._query(SELECT_RUNS + " WHERE kind = ?" + newest, (kind, count))
+        return [run_row(row) for row in rows]
 
     def update_run(
         self,
@@ -153,7 +161,7 @@ class SqliteStore:
         self, run_id: str, after_seq: int = -1, kinds: Collection[str] | None = None
     ) -> list[StoredEvent]:
         """A run's events with seq > after_seq, in seq order; only `kinds` when given."""
-        sql = "SELECT seq, time, kind, data FROM events WHERE run_id = ? AND seq > ?"
+        sql = SELECT_EVENTS
         params: list[Any] = [run_id, after_seq]
         if kinds is not None:
             wanted = [kinds] if isinstance(kinds, str) else sorted(set(kinds))
@@ -162,7 +170,7 @@ class SqliteStore:
             sql += f" AND kind IN ({', '.join('?' * len(wanted))})"  # only "?" placeholders
             params.extend(wanted)
         rows = self._query(sql + " ORDER BY seq", params)
-        return [StoredEvent(run_id, seq, t, kind, json.loads(data)) for seq, t, kind, data in rows]
+        return [stored_event(run_id, row) for row in rows]
 
     # Artifacts
 
@@ -185,11 +193,11 @@ class SqliteStore:
                 " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 row,
             )
-            stored = conn.execute(_SELECT_ARTIFACTS + " WHERE artifact_id = ?", (ident,)).fetchone()
+            stored = conn.execute(SELECT_ARTIFACTS + " WHERE artifact_id = ?", (ident,)).fetchone()
         return self._artifact_ref(stored)
 
     def artifact(self, artifact_id: str) -> ArtifactRef | None:
-        rows = self._query(_SELECT_ARTIFACTS + " WHERE artifact_id = ?", (artifact_id,))
+        rows = self._query(SELECT_ARTIFACTS + " WHERE artifact_id = ?", (artifact_id,))
         return self._artifact_ref(rows[0]) if rows else None
 
     def read_artifact(self, artifact_id: str) -> bytes:
@@ -200,15 +208,13 @@ class SqliteStore:
         return files.read_verified(Path(ref.path), ref.sha256)
 
     def artifacts(self, run_id: str) -> list[ArtifactRef]:
-        sql = _SELECT_ARTIFACTS + " WHERE run_id = ? ORDER BY created_at, name"
+        sql = SELECT_ARTIFACTS + " WHERE run_id = ? ORDER BY created_at, name"
         return [self._artifact_ref(row) for row in self._query(sql, (run_id,))]
 
     # Plumbing
 
     def _artifact_ref(self, row: tuple[Any, ...]) -> ArtifactRef:
-        ident, run_id, name, sha256, size, relative, created_at = row
-        path = str(self.artifacts_dir / relative)
-        return ArtifactRef(ident, run_id, name, sha256, size, path, created_at)
+        return artifact_ref(row, self.artifacts_dir)
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -259,8 +265,3 @@ def _json(value: dict[str, Any], what: str) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise StoreError(f"{what} is not JSON-serialisable: {exc}") from exc
-
-
-def _run_row(row: tuple[Any, ...]) -> RunRow:
-    run_id, kind, status, created_at, updated_at, summary = row
-    return RunRow(run_id, kind, status, created_at, updated_at, json.loads(summary))

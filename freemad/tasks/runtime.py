@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from freemad import runner
-from freemad.agents.base import AgentPort
+from freemad.agents.base import AgentFactory, AgentPort
 from freemad.config.load import config_digest
 from freemad.config.models import FreemadConfig
 from freemad.core.tasks import (
@@ -37,17 +37,13 @@ from freemad.core.tasks import (
 )
 from freemad.errors import ConfigError, UsageError
 from freemad.logs import step_line
-from freemad.store import SqliteStore, Store
+from freemad.store.base import Store
 from freemad.tasks.gitspace import TaskWorkspace
 from freemad.tasks.steps import Stepper
 
 Step = tuple[str, dict[str, Any]]
 StepSink = Callable[[str, dict[str, Any]], None]
 log = logging.getLogger(__name__)
-
-
-def open_store(config: FreemadConfig) -> SqliteStore:
-    return SqliteStore(config.task.store_path, config.task.artifacts_dir)
 
 
 class TaskRunner:
@@ -60,10 +56,13 @@ class TaskRunner:
         on_step: StepSink | None = None,
         config_arg: str = "",
         on_call: StepSink | None = None,
+        agent_factory: AgentFactory | None = None,
     ) -> None:
         self.config = config
         self.store = store
+        # Each agent works through its port in `ports`, else through one `agent_factory` makes.
         self.given_ports = dict(ports or {})
+        self.agent_factory = agent_factory
         self.on_step = on_step
         # Told as each agent call begins (not a stored step): live progress shows the agent at
         # work; its reply or failure comes to `on_step` as a stored step.
@@ -203,7 +202,9 @@ class TaskRunner:
 
     async def _advance(self, task_id: str) -> TaskState:
         state = self.state(task_id)
-        stepper = Stepper(self.config, self.store, self.given_ports, self._workspace(state))
+        stepper = Stepper(
+            self.config, self.store, self.given_ports, self.agent_factory, self._workspace(state)
+        )
         while True:
             state = self.state(task_id)
             calls = next_calls(state)

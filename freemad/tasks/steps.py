@@ -11,12 +11,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from freemad.agents.base import AgentPort, CallRequest
-from freemad.agents.subprocess_agent import CliAgent
+from freemad.agents.base import AgentFactory, AgentPort, CallRequest, port_for
 from freemad.config.models import FreemadConfig, Mode
 from freemad.core.tasks import REVIEWS, Call, TaskState, after_failure, after_reply
 from freemad.sandbox import Sandbox, View, agent_sandbox, code_sandbox
-from freemad.store import Store
+from freemad.store.base import Store
 from freemad.tasks.gitspace import TaskWorkspace
 from freemad.tasks.protocol import (
     ResponseError,
@@ -38,11 +37,13 @@ class Stepper:
         config: FreemadConfig,
         store: Store,
         ports: Mapping[str, AgentPort],
+        agent_factory: AgentFactory | None,
         workspace: TaskWorkspace | None,
     ) -> None:
         self.config = config
         self.store = store
         self.given_ports = dict(ports)
+        self.agent_factory = agent_factory
         self.workspace = workspace
         self.policy = config.task.tool_policy
         mode = config.security.sandbox
@@ -206,15 +207,11 @@ class Stepper:
         }
 
     def _port(self, agent_id: str, state: TaskState) -> AgentPort:
-        given = self.given_ports.get(agent_id)
-        if given is not None:
-            return given
-        agent = next(a for a in self.config.agents if a.id == agent_id)
-        security = self.config.security
-        max_output = 4 * security.max_solution_size + security.max_critique_size
-        return CliAgent(
-            agent,
-            max_output_bytes=max_output,
+        return port_for(
+            agent_id,
+            self.given_ports,
+            self.agent_factory,
+            self.config,
             workdir=str(self.workdir(state)),
             sandbox=self.agent_sandbox_for(state),
             view=self.view(state),

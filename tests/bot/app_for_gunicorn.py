@@ -12,9 +12,10 @@ import os
 import time
 from pathlib import Path
 
-from freemad.bot.base import Delivery
+from freemad.bot.json_logs import configure_json_logging
+from freemad.bot.ports import Delivery
 from freemad.bot.settings import BotSettings
-from freemad.bot.web import configure_logging, create_app
+from freemad.bot.web import create_app
 
 SUBMISSIONS_ENV = "FREEMAD_TEST_SUBMISSIONS"
 
@@ -39,5 +40,5 @@ class FileExecutor:
 
 
 settings = BotSettings.from_env(os.environ)
-configure_logging(settings)
+configure_json_logging(settings)
 app = create_app(settings, executor=FileExecutor(Path(os.environ[SUBMISSIONS_ENV])))

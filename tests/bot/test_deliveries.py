@@ -10,8 +10,8 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from freemad.bot.base import Delivery
 from freemad.bot.deliveries import DeliveryLog
+from freemad.bot.ports import Delivery
 
 
 def delivery(delivery_id: str = "d-1", body: bytes | None = None) -> Delivery:

@@ -19,13 +19,14 @@ import pytest
 from huey.exceptions import RetryTask
 
 from freemad.bot.auth import PlainToken
-from freemad.bot.base import Delivery
-from freemad.bot.claims import Claim, Claims, JournalForge, LeaseLost, Owner
+from freemad.bot.claims import Claims
 from freemad.bot.deliveries import DeliveryLog
 from freemad.bot.executors import ActionsExecutor, LocalExecutor
+from freemad.bot.job import Backoff
+from freemad.bot.journal import Claim, JournalForge, LeaseLost
+from freemad.bot.ports import Delivery, Owner
 from freemad.bot.queue import (
     HEARTBEAT_KEY,
-    Backoff,
     enqueue,
     make_huey,
     recover_stale,
@@ -35,7 +36,7 @@ from freemad.bot.queue import (
 from freemad.bot.settings import BotSettings
 from freemad.errors import FreemadError, UsageError
 from freemad.github.forge import Forge, RecordingForge
-from freemad.github.router import Outcome
+from freemad.github.thread import Outcome
 from tests.github.payloads import REPO, issue_comment, labeled_issue, review_comment
 
 
@@ -210,7 +211,7 @@ def test_a_parked_comment_tells_a_commenter_to_comment_again(
     env.register(run, Backoff(attempts=1))
     job = delivery("d-comment", event, payload)
     env.deliveries.record(job)
-    from freemad.bot.worker import Job
+    from freemad.bot.job import Job
 
     outcome = Job(
         env.settings,
@@ -228,7 +229,7 @@ def test_a_parked_comment_tells_a_commenter_to_comment_again(
 
 
 def test_a_malformed_payload_is_parked_at_once(env: Env) -> None:
-    from freemad.bot.worker import Job
+    from freemad.bot.job import Job
     from freemad.github.events import PayloadError
 
     env.deliveries.record(LABELED)
@@ -469,7 +470,7 @@ def comment_on(number: int, delivery_id: str, body: str) -> Delivery:
 def test_two_commands_on_one_issue_run_one_after_the_other_on_two_workers(env: Env) -> None:
     """Two workers (two Jobs with their own claims) take two commands on one issue at once: the
     second waits its turn without using up an attempt; a command on another issue does not wait."""
-    from freemad.bot.worker import THREAD_WAIT, Job
+    from freemad.bot.job import THREAD_WAIT, Job
 
     first, second = comment_on(7, "d-first", "/freemad answer A"), comment_on(7, "d-2", "/x B")
     other = comment_on(8, "d-other", "/freemad status")

@@ -16,14 +16,15 @@ from typing import Any
 
 import pytest
 
-from freemad.bot.base import Delivery
-from freemad.bot.claims import Claim, Claims, Effect, Owner
+from freemad.bot.claims import Claims
 from freemad.bot.deliveries import DeliveryLog
+from freemad.bot.journal import Claim
+from freemad.bot.ports import Delivery, Effect, Owner
 from freemad.bot.queue import make_huey, recover_stale, register, waiting
 from freemad.bot.stores import claims_store, delivery_log
 from freemad.errors import FreemadError
 from freemad.github.forge import Forge, RecordingForge
-from freemad.github.router import Outcome
+from freemad.github.thread import Outcome
 from tests.bot import test_end_to_end
 from tests.bot.test_redis_state import delivery, settings_for
 from tests.github.payloads import REPO, labeled_issue
@@ -58,8 +59,8 @@ def test_a_delivery_recorded_on_one_host_is_worked_on_another(
     tmp_path: Path, redis_url: str
 ) -> None:
     from freemad.bot.executors import executor_from
+    from freemad.bot.job import Job
     from freemad.bot.web import create_app
-    from freemad.bot.worker import Job
 
     host_a = settings_for(tmp_path / "host-a", redis_url)
     host_b = settings_for(tmp_path / "host-b", redis_url)  # another disk, the same Redis
@@ -121,7 +122,8 @@ def test_the_sweep_finds_work_a_worker_on_another_host_left(tmp_path: Path, redi
 
 def test_an_unreachable_redis_is_one_line_naming_the_url_without_its_password() -> None:
     pytest.importorskip("redis", reason="the redis extra is not installed")
-    from freemad.bot.redis_state import RedisClaims, RedisDeliveryLog, RedisStateError
+    from freemad.bot.redis_client import RedisStateError
+    from freemad.bot.redis_state import RedisClaims, RedisDeliveryLog
 
     port = free_port()
     url = f"redis://:hunter2-pw@127.0.0.1:{port}/0?password=hunter2-pw"
@@ -189,7 +191,7 @@ def test_the_worker_stops_at_start_in_one_line_when_redis_is_down(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip("redis", reason="the redis extra is not installed")
-    from freemad.bot import web, worker
+    from freemad.bot import json_logs, worker
 
     port = free_port()
     for name in [n for n in os.environ if n.startswith("FREEMAD_")]:
@@ -198,7 +200,7 @@ def test_the_worker_stops_at_start_in_one_line_when_redis_is_down(
     monkeypatch.setenv("FREEMAD_GITHUB_TOKEN", "t0ken")
     monkeypatch.setenv("FREEMAD_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("FREEMAD_QUEUE_URL", f"redis://:pw-secret@127.0.0.1:{port}/0")
-    monkeypatch.setattr(web, "configure_logging", lambda settings: None)
+    monkeypatch.setattr(json_logs, "configure_json_logging", lambda settings: None)
 
     assert worker.main([]) == 1
     err = capsys.readouterr().err

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from freemad.bot.base import Delivery
-from freemad.bot.claims import Claim, Claims, Effect, JournalForge, Owner
+from freemad.bot.claims import Claims
 from freemad.bot.deliveries import DeliveryLog
+from freemad.bot.journal import Claim, JournalForge
+from freemad.bot.ports import Delivery, Effect, Owner
 from freemad.bot.queue import make_huey, recover_stale, register, waiting
 from freemad.bot.settings import BotSettings
 from freemad.bot.stores import claims_store, delivery_log

@@ -13,11 +13,11 @@ from typing import Any, cast
 
 import pytest
 
-from freemad.bot.base import Delivery
+from freemad.bot.job import Job
+from freemad.bot.ports import Delivery
 from freemad.bot.run_store import git_auth_env
 from freemad.bot.settings import BotSettings
 from freemad.bot.stores import delivery_log
-from freemad.bot.worker import Job
 from freemad.errors import ConfigError
 from freemad.github.standin import StandIn
 from tests.github.payloads import REPO, issue_comment, labeled_issue

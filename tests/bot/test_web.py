@@ -16,10 +16,11 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from freemad.bot.base import Delivery
 from freemad.bot.deliveries import DeliveryLog
+from freemad.bot.json_logs import JsonLogFormatter, secret_redactor
+from freemad.bot.ports import Delivery
 from freemad.bot.settings import BotSettings
-from freemad.bot.web import JsonLogFormatter, create_app, secret_redactor, verify_signature
+from freemad.bot.web import create_app, verify_signature
 from tests.bot import test_end_to_end
 from tests.github.payloads import REPO, event_name, example_params, labeled_issue
 

@@ -13,9 +13,10 @@ from typing import Any
 
 from freemad.agents.base import CallRequest, CallResult, CallStatus
 from freemad.config import FreemadConfig
-from freemad.evolve.runtime import EvolveRunner, open_store
+from freemad.evolve.runtime import EvolveRunner
 from freemad.store import SqliteStore
 from freemad.tasks.protocol import MARKER
+from freemad.wiring import make_agent, open_evolve_store
 from tests.conftest import make_config
 
 PY = sys.executable
@@ -173,9 +174,14 @@ class Harness:
 def harness(root: Path, workers: Iterable[Worker], config: FreemadConfig) -> Harness:
     """A runner over `root/repo` with in-process workers; worktrees under `root/worktrees`."""
     assert config.evolve is not None
-    store = open_store(config.evolve.resolved(root))
+    store = open_evolve_store(config.evolve.resolved(root))
     ports = {w.agent_id: w for w in workers}
     runner = EvolveRunner(
-        config, store, config_dir=root, ports=ports, worktrees_dir=root / "worktrees"
+        config,
+        store,
+        config_dir=root,
+        ports=ports,
+        worktrees_dir=root / "worktrees",
+        agent_factory=make_agent,
     )
     return Harness(root, config, store, runner)

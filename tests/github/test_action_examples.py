@@ -140,8 +140,8 @@ def test_the_scheduled_example_debates_a_requirement_on_a_schedule() -> None:
 
 
 def test_the_bot_example_declares_every_input_the_bot_dispatches() -> None:
-    from freemad.bot.base import Delivery
     from freemad.bot.executors import Dispatch, dispatch_for
+    from freemad.bot.ports import Delivery
     from tests.github.payloads import labeled_issue
 
     body = json.dumps(labeled_issue("freemad:debate")).encode()

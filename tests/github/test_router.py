@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from freemad.github.forge import RecordingForge
-from freemad.github.router import Router, Settings
+from freemad.github.router import Router
+from freemad.github.thread import Settings
 from freemad.store import SqliteStore
 from tests.conftest import MOCK_AGENT, make_config, mock_agent
 from tests.github.payloads import REPO, issue_comment, labeled_issue, review_comment

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from freemad.github.forge import PullRequestDetails, RecordingForge
-from freemad.github.router import Router, Settings
+from freemad.github.router import Router
+from freemad.github.thread import Settings
 from tests.evolve.runs import Worker, calc, evolve_config, git
 from tests.github.payloads import issue_comment, labeled_issue
 from tests.github.test_evolve_pr import REPO, Origin, origin

@@ -12,12 +12,12 @@ import pytest
 
 from freemad.github.state import (
     CorruptState,
-    IssueRef,
     StateBranch,
     StateConflict,
     StateError,
 )
 from freemad.store import SqliteStore
+from freemad.store.run_folders import IssueRef
 from tests.gittools import git, isolated_git  # noqa: F401 - isolated_git is autouse
 
 

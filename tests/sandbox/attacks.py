@@ -18,8 +18,9 @@ import pytest
 import yaml
 
 from freemad.config.load import parse_config
-from freemad.evolve.runtime import EvolveRunner, open_store
+from freemad.evolve.runtime import EvolveRunner
 from freemad.store import SqliteStore
+from freemad.wiring import make_agent, open_evolve_store
 from tests.conftest import needs_bwrap
 
 __all__ = ["needs_bwrap"]
@@ -161,8 +162,14 @@ def runner(
     }
     config = parse_config(yaml.safe_dump(data))
     assert config.evolve is not None
-    store = open_store(config.evolve.resolved(root))
-    run = EvolveRunner(config, store, config_dir=root, worktrees_dir=root / "worktrees")
+    store = open_evolve_store(config.evolve.resolved(root))
+    run = EvolveRunner(
+        config,
+        store,
+        config_dir=root,
+        worktrees_dir=root / "worktrees",
+        agent_factory=make_agent,
+    )
     return run, store
 
 

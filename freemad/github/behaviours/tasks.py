@@ -1,0 +1,170 @@
+"""Task runs on GitHub: `/freemad plan` and `/freemad code` (or their labels) start a task; answer,
+approve, reject, resume, pause, stop, decline and status steer the thread's task. A task keeps one
+progress comment on its thread, edited in place as its stages pass.
+
+Publishing an approved code task (`/freemad approve publish`) is `publish`'s.
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from freemad.core.commands import Command
+from freemad.core.tasks import TaskState
+from freemad.errors import FreemadError
+from freemad.github.comments import render_task
+from freemad.github.publish import stash_task_branch
+from freemad.github.thread import LinkedRun, Outcome, Steer, Thread
+from freemad.tasks.runtime import TaskRunner
+
+Act = Callable[[Thread, TaskRunner, str, Command], TaskState]
+
+
+# --- starting a task --------------------------------------------------------------------------
+
+
+def plan(thread: Thread, goal: str, options: Mapping[str, Any]) -> Outcome:
+    """A planning task on `goal`."""
+    return _start(thread, "plan", goal)
+
+
+def code(thread: Thread, goal: str, options: Mapping[str, Any]) -> Outcome:
+    """A coding task on `goal`: it commits on a branch of the checkout, published only later."""
+    refused = thread.refuse_without_checkout("code")
+    if refused is not None:
+        return refused
+    return _start(thread, "code", goal)
+
+
+def _start(thread: Thread, task_type: str, goal: str) -> Outcome:
+    posted = thread.comment(thread.starting(f"a {task_type} task"))
+    progress = ProgressComment(thread, posted.id, uuid.uuid4().hex[:16])
+    thread.link(progress.task_id, "task", posted.id)
+    state = progress.runner.start(
+        task_type, goal, thread.settings.workspace, task_id=progress.task_id
+    )
+    progress.refresh()
+    keep_branch(thread, state)
+    view = state.view()
+    return Outcome(
+        "task",
+        run_id=state.task_id,
+        status=view["status"],
+        comment_url=posted.html_url,
+        summary=progress.shown,
+    )
+
+
+# --- steering the thread's task ---------------------------------------------------------------
+
+
+def _steering(act: Act) -> Steer:
+    """A steering handler from what its verb does to the task: the progress comment, keeping a
+    code task's branch, and a refusal when the task cannot take the command, as for every verb."""
+
+    @functools.wraps(act)
+    def steer(thread: Thread, run: LinkedRun, command: Command, login: str) -> Outcome:
+        progress = ProgressComment(thread, run.comment_id, run.run_id)
+        try:
+            state = act(thread, progress.runner, run.run_id, command)
+            keep_branch(thread, state)
+        except FreemadError as exc:
+            return thread.reply("refused_by_run", login=login, reason=exc.one_line())
+        progress.refresh()
+        return Outcome(
+            "steered",
+            command.verb,
+            run_id=run.run_id,
+            status=state.status.value,
+            summary=progress.shown,
+        )
+
+    return steer
+
+
+@_steering
+def answer(thread: Thread, runner: TaskRunner, task_id: str, command: Command) -> TaskState:
+    """`/freemad answer TEXT`: the answer to the waiting task's question; the task goes on."""
+    runner.answer(task_id, thread.clean(command.full_text))
+    return runner.resume(task_id)
+
+
+@_steering
+def approve(thread: Thread, runner: TaskRunner, task_id: str, command: Command) -> TaskState:
+    """`/freemad approve [STAGE]`: the waiting stage (or the one named) passes; the task goes on.
+    (`/freemad approve publish` is `publish.approve`'s.)"""
+    runner.approve(task_id, command.stage or runner.state(task_id).current_stage)
+    return runner.resume(task_id)
+
+
+@_steering
+def reject(thread: Thread, runner: TaskRunner, task_id: str, command: Command) -> TaskState:
+    """`/freemad reject REASON`: the waiting stage goes back with the reason; the task goes on."""
+    state = runner.state(task_id)
+    runner.reject(task_id, state.current_stage, thread.clean(command.full_text))
+    return runner.resume(task_id)
+
+
+@_steering
+def resume(thread: Thread, runner: TaskRunner, task_id: str, command: Command) -> TaskState:
+    return runner.resume(task_id)
+
+
+@_steering
+def pause(thread: Thread, runner: TaskRunner, task_id: str, command: Command) -> TaskState:
+    return runner.pause(task_id)
+
+
+@_steering
+def cancel(thread: Thread, runner: TaskRunner, task_id: str, command: Command) -> TaskState:
+    """`/freemad stop` and `/freemad decline`: the task ends."""
+    return runner.cancel(task_id)
+
+
+@_steering
+def status(thread: Thread, runner: TaskRunner, task_id: str, command: Command) -> TaskState:
+    """`/freemad status`: the progress comment is brought up to date."""
+    return runner.state(task_id)
+
+
+# --- shared with publishing -------------------------------------------------------------------
+
+
+class ProgressComment:
+    """The one comment a task keeps on its thread, edited in place as the task moves, and the
+    task's runner, which tells it of every step."""
+
+    def __init__(self, thread: Thread, comment_id: int, task_id: str) -> None:
+        from freemad.wiring import make_agent
+
+        self.thread, self.comment_id, self.task_id = thread, comment_id, task_id
+        self.shown = ""
+        self.runner = TaskRunner(
+            thread.config,
+            thread.store,
+            ports=thread.ports,
+            on_step=self.step,
+            agent_factory=make_agent,
+        )
+
+    def step(self, kind: str, data: dict[str, Any]) -> None:
+        if kind in ("stage_advanced", "waiting_for_human", "completed", "cancelled"):
+            self.refresh()
+
+    def refresh(self) -> None:
+        state = self.runner.state(self.task_id)
+        settings = self.thread.settings
+        body = render_task(state, settings.run_url("task", self.task_id), settings.job_url)
+        if body != self.shown:
+            self.thread.edit_comment(self.comment_id, body)
+            self.shown = body
+
+
+def keep_branch(thread: Thread, state: TaskState) -> None:
+    """A code task's branch is kept on origin under a hidden ref (not a branch, no pull request)
+    so a later job can publish it once someone approves."""
+    if state.task_type == "code":
+        stash_task_branch(thread.settings.workspace, state.task_id)

@@ -1,0 +1,175 @@
+"""The context every GitHub behaviour takes: the issue or pull request a run is discussed on, the
+clients to act there (handed to the router, never built here), and the comment helpers.
+
+Behaviours (`freemad.github.behaviours`) import this module, never the router, so the router can
+import them through the verb table without a cycle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from freemad.agents.base import AgentPort
+from freemad.config.models import FreemadConfig
+from freemad.core.commands import Command
+from freemad.core.untrusted import clean
+from freemad.github.comments import render_reply
+from freemad.github.evolve_pr import PullRequestInfo
+from freemad.github.forge import Forge, PostedComment
+from freemad.store import Store
+
+_NO_CHECKOUT = (
+    "{what} needs a checkout of the repository, which this FREE-MAD bot does not keep; run it "
+    "on GitHub Actions instead (FREEMAD_EXECUTOR=actions, docs/bot.md)"
+)
+
+
+@dataclass
+class Settings:
+    self_login: str | None = None
+    allowed_bots: tuple[str, ...] = ()
+    run_url: Callable[[str, str], str | None] = lambda kind, run_id: None
+    workspace: Path = field(default_factory=Path.cwd)  # the checkout code tasks branch from
+    checkout: bool = True  # False: no checkout of the repository here (the bot's local worker)
+    web_url: str = "https://github.com"  # GitHub's web address (a server's on GHES)
+    job_url: str | None = None  # the GitHub Actions run doing this work, linked from comments
+
+
+@dataclass
+class Outcome:
+    """What handling one event did: for logs, the Action's outputs and the bot's records."""
+
+    action: str  # ignored, replied, refused, debate, task, evolve, steered
+    reason: str = ""
+    run_id: str | None = None
+    status: str | None = None
+    final_answer: str | None = None
+    comment_url: str | None = None
+    summary: str = ""  # markdown for the job summary: what was posted
+
+
+@dataclass(frozen=True)
+class Clients:
+    """What a front door hands the router, and the router every behaviour."""
+
+    config: FreemadConfig
+    forge: Forge
+    store: Store
+    settings: Settings
+    ports: Mapping[str, AgentPort]
+
+    def clean(self, text: str) -> str:
+        """Untrusted text as agents are given it: cleaned, and cut at the config's limit."""
+        return clean(text, limit=self.config.github.max_text_chars)
+
+
+@dataclass(frozen=True)
+class LinkedRun:
+    """A run started on a thread, found again by a later command there."""
+
+    run_id: str
+    kind: str  # debate, task or evolve
+    comment_id: int  # the comment the run keeps up to date on the thread
+
+
+# The shapes of behaviours' handlers: one that starts a run (on the text and options of the
+# command, or the thread's own text), and one that steers the thread's latest run.
+Start = Callable[["Thread", str, Mapping[str, Any]], "Outcome"]
+Steer = Callable[["Thread", LinkedRun, Command, str], "Outcome"]
+
+
+@dataclass(frozen=True)
+class Thread:
+    """Where a run is discussed: an issue or a pull request of a repository, with the clients."""
+
+    clients: Clients
+    repo: str
+    number: int
+    title: str
+    body: str
+    is_pull_request: bool
+    default_branch: str = "main"
+    pull: PullRequestInfo | None = None  # known from a pull_request event's payload
+
+    @property
+    def config(self) -> FreemadConfig:
+        return self.clients.config
+
+    @property
+    def forge(self) -> Forge:
+        return self.clients.forge
+
+    @property
+    def store(self) -> Store:
+        return self.clients.store
+
+    @property
+    def settings(self) -> Settings:
+        return self.clients.settings
+
+    @property
+    def ports(self) -> Mapping[str, AgentPort]:
+        return self.clients.ports
+
+    # --- untrusted text -----------------------------------------------------------------------
+
+    def clean(self, text: str) -> str:
+        """Untrusted text as agents are given it: cleaned, and cut at the config's limit."""
+        return self.clients.clean(text)
+
+    def text(self) -> str:
+        """What agents are given of the issue or pull request: its title and body, cleaned."""
+        return self.clean(f"{self.title}\n\n{self.body}").strip()
+
+    # --- comments -----------------------------------------------------------------------------
+
+    def comment(self, body: str) -> PostedComment:
+        return self.forge.comment(self.repo, self.number, body)
+
+    def edit_comment(self, comment_id: int, body: str) -> None:
+        self.forge.edit_comment(self.repo, comment_id, body)
+
+    def reply(self, kind: str, **values: Any) -> Outcome:
+        """Post one of the short replies (`templates/github/reply.md.j2`) and say so."""
+        posted = self.comment(render_reply(kind, **values))
+        return Outcome("replied", kind, comment_url=posted.html_url)
+
+    def starting(self, what: str) -> str:
+        """The first comment of a run on its thread, linking the Actions run doing the work."""
+        job = self.settings.job_url
+        follow = f" Follow it in [the GitHub Actions run]({job})." if job else ""
+        return f"FREE-MAD is starting {what}…{follow}"
+
+    def refuse_without_checkout(self, what: str, **values: Any) -> Outcome | None:
+        """The reply when `what` needs a checkout of the repository and there is none here."""
+        if self.settings.checkout:
+            return None
+        return self.reply("refused_by_run", reason=_NO_CHECKOUT.format(what=what), **values)
+
+    # --- the link between a thread and its runs -----------------------------------------------
+    # Each thread's runs are found again through a small link run of its own, so a
+    # `/freemad answer` a week later finds the task it answers.
+
+    def link(self, run_id: str, kind: str, comment_id: int) -> None:
+        link_id = self._link_id()
+        if self.store.run(link_id) is None:
+            self.store.create_run(
+                link_id, "github_link", {"repo": self.repo, "number": self.number}
+            )
+        data = {"repo": self.repo, "number": self.number, "run_id": run_id, "kind": kind}
+        self.store.append(link_id, "linked", {**data, "comment_id": comment_id})
+
+    def latest_run(self) -> LinkedRun | None:
+        """The run a steering command is for: the last task or evolve run started here."""
+        for event in reversed(self.store.events(self._link_id())):
+            data = event.data
+            if event.kind == "linked" and data["kind"] != "debate":
+                return LinkedRun(str(data["run_id"]), str(data["kind"]), int(data["comment_id"]))
+        return None
+
+    def _link_id(self) -> str:
+        return "gh-" + hashlib.sha256(f"{self.repo}#{self.number}".encode()).hexdigest()[:16]

@@ -1,0 +1,52 @@
+"""The real adapters the surfaces hand the runtimes: one agent factory, one place that opens stores.
+
+The runtimes (debate, tasks, evolve) take ports (`freemad.agents.base`, `freemad.store.base`) and
+never build an adapter; the CLI, the GitHub layer, the bot, the dashboard and the benchmarks take
+theirs from here, and tests hand scripted ports or these.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from freemad.agents.subprocess_agent import CliAgent
+from freemad.store.sqlite import SqliteStore
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from freemad.agents.base import AgentPort
+    from freemad.config.evolve import EvolveConfig
+    from freemad.config.models import AgentConfig, FreemadConfig
+    from freemad.sandbox import Sandbox, View
+
+
+def make_agent(
+    config: AgentConfig,
+    *,
+    max_output_bytes: int,
+    workdir: str,
+    sandbox: Sandbox | None,
+    view: View,
+) -> AgentPort:
+    """The agent factory (`freemad.agents.base.AgentFactory`): each agent CLI run in a process of
+    its own, prompt on stdin, in `workdir`."""
+    return CliAgent(
+        config, max_output_bytes=max_output_bytes, workdir=workdir, sandbox=sandbox, view=view
+    )
+
+
+def open_store(path: str | Path, artifacts_dir: str | Path | None = None) -> SqliteStore:
+    """The event log in the SQLite file at `path`; artifacts in `artifacts_dir`, else in an
+    `artifacts` folder beside it."""
+    return SqliteStore(path, artifacts_dir)
+
+
+def open_task_store(config: FreemadConfig) -> SqliteStore:
+    """The store of the config's tasks (`task.store_path`, `task.artifacts_dir`)."""
+    return open_store(config.task.store_path, config.task.artifacts_dir)
+
+
+def open_evolve_store(evolve: EvolveConfig) -> SqliteStore:
+    """The store of `evolve` (its paths already resolved), its artifacts in a folder beside it."""
+    return open_store(evolve.store_path)
