@@ -15,11 +15,8 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, cast
+from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
-
-import yaml
 
 from freemad.github import standin_shapes as shapes
 from freemad.github.forge import REACTIONS
@@ -27,9 +24,12 @@ from freemad.github.standin_replies import (
     NOT_FOUND,
     Reply,
     default_error_body,
+    dispatch_refused,
     error_body,
     invalid,
+    workflow_triggers,
 )
+from freemad.github.standin_server import LoopbackServer
 
 ROLE_PERMISSION = {"maintain": "write", "triage": "read"}  # the `permission` a role reports
 RATE_HEADERS = ("Limit", "Remaining", "Reset", "Used", "Resource")
@@ -103,7 +103,7 @@ class StandIn:
         self._numbers: dict[str, int] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._server: _Server | None = None
+        self._server: LoopbackServer | None = None
 
     # -- life cycle -------------------------------------------------------------------------
     @property
@@ -117,8 +117,7 @@ class StandIn:
         return self.origin + self.prefix
 
     def start(self) -> StandIn:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.standin = self
+        self._server = LoopbackServer(self)
         fast = {"poll_interval": 0.05}  # so that `stop()` returns at once
         threading.Thread(target=self._server.serve_forever, kwargs=fast, daemon=True).start()
         return self
@@ -277,17 +276,25 @@ class StandIn:
         return 200, _public(comment)
 
     def _react(self, method: str, repo: str, cid: str, body: Any, query: Query) -> Reply:
+        """A reaction on an issue comment (kept in `reactions`, with its comment's address)."""
+        exists = self.comments.get(int(cid), {}).get("repo") == repo
+        return self._reaction(body, exists, self.reactions, {"repo": repo, "comment_id": int(cid)})
+
+    def _reaction(
+        self, body: Any, exists: bool, kept: list[dict[str, Any]], key: dict[str, Any]
+    ) -> Reply:
+        """A reaction on a comment that `exists`: 201, or 200 with the same reaction for a repeat
+        (GitHub's answer); `kept` holds the reactions, each with `key`'s fields."""
         content = body.get("content") if isinstance(body, dict) else None
         if content not in REACTIONS:
             return invalid("Reaction", "invalid", "content")
-        if self.comments.get(int(cid), {}).get("repo") != repo:
+        if not exists:
             return NOT_FOUND
-        key = {"repo": repo, "comment_id": int(cid), "content": content}
-        for reaction in self.reactions:
-            if all(reaction[k] == v for k, v in key.items()):
-                return 200, _public(reaction)  # GitHub's answer to a repeat
+        for reaction in kept:
+            if reaction["content"] == content and all(reaction[k] == v for k, v in key.items()):
+                return 200, _public(reaction)
         reaction = shapes.reaction(self.site, next(self._ids), content=content, author=self.login)
-        self.reactions.append({**reaction, **key})
+        kept.append({**reaction, **key})
         return 201, reaction
 
     def _list_pulls(self, method: str, repo: str, _: str, body: Any, query: Query) -> Reply:
@@ -356,13 +363,7 @@ class StandIn:
     def add_workflow(self, repo: str, name: str, text: str) -> None:
         """Seed a workflow file of the repository (its YAML), so a dispatch is checked as GitHub
         checks it: the file exists, has a `workflow_dispatch` trigger, and declares the inputs."""
-        document = yaml.safe_load(text) or {}
-        triggers = document.get("on", document.get(True, {}))  # YAML 1.1 reads `on` as True
-        if isinstance(triggers, str):
-            triggers = {triggers: None}
-        elif isinstance(triggers, list):
-            triggers = dict.fromkeys(triggers)
-        self.workflows[(repo, name)] = dict(triggers or {})
+        self.workflows[(repo, name)] = workflow_triggers(text)
 
     def _dispatch(self, method: str, repo: str, workflow: str, body: Any, query: Query) -> Reply:
         """A `workflow_dispatch`: 204 with no body, or 200 naming the run it started when asked
@@ -374,15 +375,9 @@ class StandIn:
         triggers = self.workflows.get((repo, unquote(workflow)))
         if triggers is None:
             return NOT_FOUND
-        if "workflow_dispatch" not in triggers:
-            return 422, error_body("Workflow does not have 'workflow_dispatch' trigger")
-        declared = (triggers.get("workflow_dispatch") or {}).get("inputs") or {}
-        unexpected = sorted(set(inputs) - set(declared))
-        if unexpected:
-            return 422, error_body(f"Unexpected inputs provided: {json.dumps(unexpected)}")
-        for name, spec in declared.items():
-            if isinstance(spec, dict) and spec.get("required") and name not in inputs:
-                return 422, error_body(f"Required input '{name}' not provided")
+        refused = dispatch_refused(triggers, inputs)
+        if refused is not None:
+            return refused
         dispatch = {"repo": repo, "workflow": unquote(workflow), "ref": body["ref"]}
         run_id = next(self._ids)
         self.dispatches.append({**dispatch, "inputs": inputs, "run_id": run_id})
@@ -401,19 +396,10 @@ class StandIn:
         self.review_comments[comment_id] = comment
 
     def _react_review(self, method: str, repo: str, cid: str, body: Any, query: Query) -> Reply:
-        """A reaction on a comment on a pull request's diff: 201, or 200 for a repeat."""
-        content = body.get("content") if isinstance(body, dict) else None
-        if content not in REACTIONS:
-            return invalid("Reaction", "invalid", "content")
-        comment = self.review_comments.get(int(cid))
-        if comment is None or comment["repo"] != repo:
-            return NOT_FOUND
-        for reaction in comment["reactions"]:
-            if reaction["content"] == content:
-                return 200, reaction  # GitHub's answer to a repeat
-        reaction = shapes.reaction(self.site, next(self._ids), content=content, author=self.login)
-        comment["reactions"].append(reaction)
-        return 201, reaction
+        """A reaction on a comment on a pull request's diff (kept with the comment)."""
+        comment = self.review_comments.get(int(cid)) or {}
+        exists = comment.get("repo") == repo
+        return self._reaction(body, exists, comment.get("reactions", []), {})
 
     ROUTES = (
         ("GET", r"", "_get_repo"),
@@ -499,29 +485,3 @@ class StandIn:
                     self._faults.remove(fault)
                 return fault
         return None
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    standin: StandIn
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "GitHub.com"
-
-    def _handle(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        standin = cast(_Server, self.server).standin
-        status, headers, data = standin.serve(self.command, self.path, dict(self.headers), raw)
-        self.send_response(status)
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
-    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _handle
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: every request is in `calls` already."""

@@ -7,9 +7,8 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, cast
 
@@ -23,6 +22,7 @@ from freemad.bot.settings import BotSettings
 from freemad.errors import FreemadError
 from freemad.github.pygithub_forge import PyGithubForge
 from freemad.github.standin import StandIn, StandInCall
+from freemad.github.standin_server import LoopbackServer
 from tests.github import openapi_contract as contract
 
 APP_ID = "12345"
@@ -59,7 +59,7 @@ class TokenEndpoint:
         self.refuse_with: int | None = None
         self.api: StandIn | None = None  # where every other request goes
         self.calls: list[StandInCall] = []  # the token requests, for GitHub's description
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server = LoopbackServer(self)
         threading.Thread(
             target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         ).start()
@@ -98,41 +98,17 @@ class TokenEndpoint:
         token_value = f"ghs_minted{len(self.minted)}"
         return 201, {"token": token_value, "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ")}
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        endpoint = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def _handle(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                headers = {"Content-Type": "application/json"}
-                if endpoint.api is not None and not self.path.startswith("/app/"):
-                    status, headers, data = endpoint.api.serve(
-                        self.command, self.path, dict(self.headers), raw
-                    )
-                else:
-                    auth = self.headers.get("Authorization", "")
-                    status, body = endpoint.answer(self.path, auth)
-                    data = json.dumps(body).encode()
-                    headers["Content-Length"] = str(len(data))
-                    sent = dict(self.headers)
-                    call = StandInCall(
-                        self.command, self.path, {}, None, sent, status, body, headers
-                    )
-                    endpoint.calls.append(call)
-                self.send_response(status)
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
-
-            do_GET = do_POST = do_PATCH = _handle
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        return Handler
+    def serve(
+        self, method: str, target: str, headers: Mapping[str, str], raw: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        """The token requests answered here, every other one by the stand-in (`api`)."""
+        if self.api is not None and not target.startswith("/app/"):
+            return self.api.serve(method, target, headers, raw)
+        status, body = self.answer(target, headers.get("Authorization", ""))
+        data = json.dumps(body).encode()
+        sent = {"Content-Type": "application/json", "Content-Length": str(len(data))}
+        self.calls.append(StandInCall(method, target, {}, None, dict(headers), status, body, sent))
+        return status, sent, data
 
 
 @pytest.fixture
