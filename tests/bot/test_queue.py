@@ -1,27 +1,21 @@
-"""The local queue on real SQLite and a real huey consumer: once, retried with backoff, parked, recovered.
-
-Also the executors the web edge hands deliveries to: the local queue, and GitHub Actions.
-"""
+"""The local queue on real SQLite and a real huey consumer: once, retried with backoff, parked,
+recovered; the journal that makes a rerun safe; one job at a time per issue."""
 
 from __future__ import annotations
 
-import json
-import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
 from huey.exceptions import RetryTask
 
-from freemad.bot.auth import PlainToken
 from freemad.bot.claims import Claims
-from freemad.bot.deliveries import DeliveryLog
-from freemad.bot.executors import ActionsExecutor, LocalExecutor
+from freemad.bot.executors import LocalExecutor
 from freemad.bot.job import Backoff
 from freemad.bot.journal import Claim, JournalForge, LeaseLost
 from freemad.bot.ports import Delivery, Owner
@@ -30,113 +24,13 @@ from freemad.bot.queue import (
     enqueue,
     make_huey,
     recover_stale,
-    register,
     waiting,
 )
-from freemad.bot.settings import BotSettings
 from freemad.errors import FreemadError, UsageError
 from freemad.github.forge import Forge, RecordingForge
 from freemad.github.thread import Outcome
+from tests.bot.conftest import LABELED, Env, Scripted, delivery, settings_for
 from tests.github.payloads import REPO, issue_comment, labeled_issue, review_comment
-
-
-def settings_for(tmp_path: Path, **values: Any) -> BotSettings:
-    return BotSettings(
-        webhook_secret=cast(Any, "hook-secret"),
-        github_token=cast(Any, "t0ken"),
-        state_dir=tmp_path / "state",
-        **values,
-    )
-
-
-def delivery(delivery_id: str, event: str, payload: dict[str, Any]) -> Delivery:
-    body = json.dumps(payload).encode()
-    return Delivery(delivery_id, event, payload.get("action"), 42, REPO, body)
-
-
-class Scripted:
-    """A `run` for the job: fails with each of `failures` in turn, then succeeds."""
-
-    def __init__(self, *failures: Exception) -> None:
-        self.failures = list(failures)
-        self.calls: list[str] = []
-
-    def __call__(self, settings: Any, job: Delivery, forge: Forge, claim: Claim) -> Outcome:
-        self.calls.append(job.delivery_id)
-        if self.failures:
-            raise self.failures.pop(0)
-        return Outcome("debate", run_id="run-1", status="completed")
-
-
-class Env:
-    def __init__(self, tmp_path: Path) -> None:
-        self.settings = settings_for(tmp_path)
-        self.huey = make_huey(self.settings)
-        self.deliveries = DeliveryLog(self.settings.deliveries_path)
-        self.claims = Claims(self.settings.state_dir / "claims.db")
-        self.forge = RecordingForge()
-        self.delays: list[float] = []  # what each RetryTask asked huey for
-
-        @self.huey.post_execute()
-        def _record(task: Any, value: Any, exc: BaseException | None) -> None:
-            if isinstance(exc, RetryTask):
-                self.delays.append(exc.delay)
-
-    def register(self, run: Scripted, backoff: Backoff | None = None) -> None:
-        register(
-            self.huey,
-            self.settings,
-            deliveries=self.deliveries,
-            claims=self.claims,
-            run=run,
-            forge_factory=lambda settings, installation: self.forge,
-            backoff=backoff or Backoff(attempts=3, base=0.01, factor=2.0),
-        )
-
-    def accept(self, job: Delivery) -> None:
-        """What the web edge does: record, then submit."""
-        assert self.deliveries.record(job)
-        LocalExecutor(self.huey).submit(job)
-
-    @staticmethod
-    def wait_for(check: Callable[[], bool], timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not check():
-            assert time.monotonic() < deadline, "timed out"
-            time.sleep(0.02)
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> Iterator[Env]:
-    made = Env(tmp_path)
-    yield made
-    made.deliveries.close()
-    made.claims.close()
-    made.huey.storage.close()
-
-
-@pytest.fixture
-def consumer(env: Env) -> Iterator[Callable[[], Any]]:
-    """Start huey's real consumer (a worker thread and the scheduler) when the test asks."""
-    started: list[Any] = []
-    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-
-    def start() -> Any:
-        made = env.huey.create_consumer(
-            workers=1, periodic=False, initial_delay=0.01, max_delay=0.05, check_worker_health=False
-        )
-        made.start()
-        for number, handler in saved.items():  # the consumer took them; pytest wants them back
-            signal.signal(number, handler)
-        started.append(made)
-        return made
-
-    yield start
-    for made in started:
-        made.stop(graceful=True)
-
-
-LABELED = delivery("d-label", "issues", labeled_issue())
 
 
 def test_a_job_runs_once_and_a_second_message_for_it_does_nothing(
@@ -340,112 +234,6 @@ def test_the_local_executor_reports_depth_and_the_workers_heartbeat(env: Env) ->
     assert executor.heartbeat() == 1234.5
 
 
-# --- the actions executor -------------------------------------------------------------------
-
-
-@pytest.fixture
-def actions(env: Env) -> ActionsExecutor:
-    return ActionsExecutor(
-        PlainToken("t0ken"),
-        env.settings,
-        deliveries=env.deliveries,
-        forge_factory=lambda i: env.forge,
-    )
-
-
-def test_a_label_dispatches_the_workflow_and_links_the_run(
-    env: Env, actions: ActionsExecutor
-) -> None:
-    env.forge.permissions["alice"] = "write"
-    env.deliveries.record(LABELED)
-    actions.submit(LABELED)
-
-    assert env.forge.dispatches == [
-        (
-            REPO,
-            "freemad.yml",
-            "main",
-            {"mode": "debate", "requirement": "", "issue": "7", "sender": "alice"},
-        )
-    ]
-    (comment,) = env.forge.calls_to("comment")
-    assert comment.args["body"].startswith("FREE-MAD started `debate` on GitHub Actions")
-    assert f"(https://github.com/{REPO}/actions/runs/" in comment.args["body"]
-    assert env.deliveries.status("d-label") == "done"
-
-
-def test_a_dispatch_that_names_no_run_is_still_acknowledged(
-    env: Env, actions: ActionsExecutor
-) -> None:
-    env.forge.permissions["alice"] = "write"
-    env.forge.dispatch_run_details = False  # GitHub Enterprise Server: 204, no run named
-    env.deliveries.record(LABELED)
-    actions.submit(LABELED)
-
-    (comment,) = env.forge.calls_to("comment")
-    assert comment.args["body"] == (
-        "FREE-MAD dispatched `debate` to GitHub Actions, which did not say which run took it: "
-        f"look for it among [the freemad.yml runs](https://github.com/{REPO}/actions/workflows/freemad.yml)."
-    )
-    assert env.deliveries.status("d-label") == "done"
-
-
-def test_a_review_comment_is_dispatched_for_its_pull_request(
-    env: Env, actions: ActionsExecutor
-) -> None:
-    env.forge.permissions["alice"] = "write"
-    job = delivery("d-r", "pull_request_review_comment", review_comment("/freemad plan Cache"))
-    env.deliveries.record(job)
-    actions.submit(job)
-
-    [(_, _, _, inputs)] = env.forge.dispatches
-    assert inputs == {
-        "mode": "auto",
-        "requirement": "/freemad plan Cache",
-        "issue": "9",
-        "sender": "alice",
-    }
-    (comment,) = env.forge.calls_to("comment")
-    assert comment.args["number"] == 9 and "`/freemad plan`" in comment.args["body"]
-
-
-def test_a_command_is_dispatched_as_its_text(env: Env, actions: ActionsExecutor) -> None:
-    env.forge.permissions["alice"] = "write"
-    job = delivery("d-c", "issue_comment", issue_comment("/freemad plan add a cache"))
-    env.deliveries.record(job)
-    actions.submit(job)
-
-    inputs = env.forge.dispatches[0][3]
-    assert inputs == {
-        "mode": "auto",
-        "requirement": "/freemad plan add a cache",
-        "issue": "7",
-        "sender": "alice",
-    }
-
-
-def test_someone_without_write_access_is_refused_and_nothing_is_dispatched(
-    env: Env, actions: ActionsExecutor
-) -> None:
-    job = delivery("d-m", "issue_comment", issue_comment("/freemad code", author="mallory"))
-    env.deliveries.record(job)
-    actions.submit(job)
-
-    assert env.forge.dispatches == []
-    assert "write access" in env.forge.calls_to("comment")[0].args["body"]
-    assert env.deliveries.status("d-m") == "ignored"
-
-
-def test_an_ordinary_comment_costs_no_request(env: Env, actions: ActionsExecutor) -> None:
-    job = delivery("d-o", "issue_comment", issue_comment("thanks, looks good"))
-    env.deliveries.record(job)
-    actions.submit(job)
-
-    assert env.forge.calls == []
-    assert env.deliveries.status("d-o") == "ignored"
-    assert actions.depth() is None and actions.heartbeat() is None
-
-
 class Blocking:
     """A `run` that holds its job until `release` is set, recording who ran."""
 
@@ -508,71 +296,3 @@ def test_two_commands_on_one_issue_run_one_after_the_other_on_two_workers(env: E
     elsewhere.join(30)
     assert worker().handle("d-2") == "done"
     assert run.calls == ["d-first", "d-other", "d-2"]
-
-
-@pytest.mark.parametrize(
-    ("event", "payload"),
-    [
-        ("issues", labeled_issue()),
-        ("issue_comment", issue_comment("/freemad plan add a cache")),
-        ("pull_request_review_comment", review_comment("/freemad plan add a cache")),
-    ],
-)
-def test_what_the_bot_dispatches_is_what_the_workflow_declares(
-    event: str, payload: dict[str, Any]
-) -> None:
-    """The actions executor's inputs against the FREE-MAD workflow we ship, checked as GitHub
-    checks a dispatch (the stand-in reads the workflow's `workflow_dispatch` inputs)."""
-    from freemad.bot.executors import WORKFLOW, Dispatch, dispatch_for
-    from freemad.github.pygithub_forge import PyGithubForge
-    from freemad.github.standin import StandIn
-
-    plan = dispatch_for(delivery("d-x", event, payload))
-    assert isinstance(plan, Dispatch), plan
-    workflow = Path(__file__).resolve().parents[2] / ".github" / "workflows" / WORKFLOW
-    with (
-        StandIn() as api,
-        PyGithubForge(
-            "ghs_DispatchContractToken00000000000000", base_url=api.base_url, throttle=False
-        ) as forge,
-    ):
-        api.add_workflow(plan.repo, WORKFLOW, workflow.read_text())
-        run_url = forge.dispatch_workflow(plan.repo, WORKFLOW, plan.ref, plan.inputs)
-        assert [(c.method, c.status) for c in api.calls] == [("POST", 200)]
-        assert run_url == f"{api.origin}/{plan.repo}/actions/runs/{api.dispatches[0]['run_id']}"
-
-
-@pytest.mark.parametrize("prefix", ["", "/api/v3"], ids=["github.com", "enterprise-server"])
-def test_the_bot_acknowledges_with_the_run_github_started(env: Env, prefix: str) -> None:
-    """Through real HTTP (PyGithub against the stand-in): github.com answers the dispatch with
-    the run it started (`return_run_details`), and the acknowledgement links it; GitHub
-    Enterprise Server answers 204, and the acknowledgement says the run was dispatched."""
-    from freemad.bot.executors import WORKFLOW
-    from freemad.github.pygithub_forge import PyGithubForge
-    from freemad.github.standin import StandIn
-
-    token = "ghs_ActionsExecutorToken000000000000000"
-    workflow = Path(__file__).resolve().parents[2] / ".github" / "workflows" / WORKFLOW
-    with StandIn(prefix=prefix, token=token, permissions={"alice": "write"}) as api:
-        api.add_workflow(REPO, WORKFLOW, workflow.read_text())
-        api.seed(json.loads(LABELED.body))
-        executor = ActionsExecutor(
-            PlainToken(token),
-            env.settings,
-            deliveries=env.deliveries,
-            forge_factory=lambda i: PyGithubForge(token, base_url=api.base_url, throttle=False),
-        )
-        env.deliveries.record(LABELED)
-        executor.submit(LABELED)
-
-        [dispatch] = api.dispatches
-        [comment] = [c["body"] for c in api.comments.values()]
-        run_page = f"{api.origin}/{REPO}/actions/runs/{dispatch['run_id']}"
-        if prefix:
-            assert comment.startswith("FREE-MAD dispatched `debate` to GitHub Actions")
-            assert run_page not in comment
-        else:
-            assert comment == (
-                f"FREE-MAD started `debate` on GitHub Actions: follow it in [its run]({run_page})."
-            )
-        assert env.deliveries.status("d-label") == "done"

@@ -1,0 +1,188 @@
+"""The executors the web edge hands deliveries to: the local queue, and GitHub Actions (dispatching
+the repository's workflow as it declares it, and linking the run GitHub started)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from freemad.bot.auth import PlainToken
+from freemad.bot.executors import ActionsExecutor
+from tests.bot.conftest import LABELED, Env, delivery
+from tests.github.payloads import REPO, issue_comment, labeled_issue, review_comment
+
+# --- the actions executor -------------------------------------------------------------------
+
+
+@pytest.fixture
+def actions(env: Env) -> ActionsExecutor:
+    return ActionsExecutor(
+        PlainToken("t0ken"),
+        env.settings,
+        deliveries=env.deliveries,
+        forge_factory=lambda i: env.forge,
+    )
+
+
+def test_a_label_dispatches_the_workflow_and_links_the_run(
+    env: Env, actions: ActionsExecutor
+) -> None:
+    env.forge.permissions["alice"] = "write"
+    env.deliveries.record(LABELED)
+    actions.submit(LABELED)
+
+    assert env.forge.dispatches == [
+        (
+            REPO,
+            "freemad.yml",
+            "main",
+            {"mode": "debate", "requirement": "", "issue": "7", "sender": "alice"},
+        )
+    ]
+    (comment,) = env.forge.calls_to("comment")
+    assert comment.args["body"].startswith("FREE-MAD started `debate` on GitHub Actions")
+    assert f"(https://github.com/{REPO}/actions/runs/" in comment.args["body"]
+    assert env.deliveries.status("d-label") == "done"
+
+
+def test_a_dispatch_that_names_no_run_is_still_acknowledged(
+    env: Env, actions: ActionsExecutor
+) -> None:
+    env.forge.permissions["alice"] = "write"
+    env.forge.dispatch_run_details = False  # GitHub Enterprise Server: 204, no run named
+    env.deliveries.record(LABELED)
+    actions.submit(LABELED)
+
+    (comment,) = env.forge.calls_to("comment")
+    assert comment.args["body"] == (
+        "FREE-MAD dispatched `debate` to GitHub Actions, which did not say which run took it: "
+        f"look for it among [the freemad.yml runs](https://github.com/{REPO}/actions/workflows/freemad.yml)."
+    )
+    assert env.deliveries.status("d-label") == "done"
+
+
+def test_a_review_comment_is_dispatched_for_its_pull_request(
+    env: Env, actions: ActionsExecutor
+) -> None:
+    env.forge.permissions["alice"] = "write"
+    job = delivery("d-r", "pull_request_review_comment", review_comment("/freemad plan Cache"))
+    env.deliveries.record(job)
+    actions.submit(job)
+
+    [(_, _, _, inputs)] = env.forge.dispatches
+    assert inputs == {
+        "mode": "auto",
+        "requirement": "/freemad plan Cache",
+        "issue": "9",
+        "sender": "alice",
+    }
+    (comment,) = env.forge.calls_to("comment")
+    assert comment.args["number"] == 9 and "`/freemad plan`" in comment.args["body"]
+
+
+def test_a_command_is_dispatched_as_its_text(env: Env, actions: ActionsExecutor) -> None:
+    env.forge.permissions["alice"] = "write"
+    job = delivery("d-c", "issue_comment", issue_comment("/freemad plan add a cache"))
+    env.deliveries.record(job)
+    actions.submit(job)
+
+    inputs = env.forge.dispatches[0][3]
+    assert inputs == {
+        "mode": "auto",
+        "requirement": "/freemad plan add a cache",
+        "issue": "7",
+        "sender": "alice",
+    }
+
+
+def test_someone_without_write_access_is_refused_and_nothing_is_dispatched(
+    env: Env, actions: ActionsExecutor
+) -> None:
+    job = delivery("d-m", "issue_comment", issue_comment("/freemad code", author="mallory"))
+    env.deliveries.record(job)
+    actions.submit(job)
+
+    assert env.forge.dispatches == []
+    assert "write access" in env.forge.calls_to("comment")[0].args["body"]
+    assert env.deliveries.status("d-m") == "ignored"
+
+
+def test_an_ordinary_comment_costs_no_request(env: Env, actions: ActionsExecutor) -> None:
+    job = delivery("d-o", "issue_comment", issue_comment("thanks, looks good"))
+    env.deliveries.record(job)
+    actions.submit(job)
+
+    assert env.forge.calls == []
+    assert env.deliveries.status("d-o") == "ignored"
+    assert actions.depth() is None and actions.heartbeat() is None
+
+
+@pytest.mark.parametrize(
+    ("event", "payload"),
+    [
+        ("issues", labeled_issue()),
+        ("issue_comment", issue_comment("/freemad plan add a cache")),
+        ("pull_request_review_comment", review_comment("/freemad plan add a cache")),
+    ],
+)
+def test_what_the_bot_dispatches_is_what_the_workflow_declares(
+    event: str, payload: dict[str, Any]
+) -> None:
+    """The actions executor's inputs against the FREE-MAD workflow we ship, checked as GitHub
+    checks a dispatch (the stand-in reads the workflow's `workflow_dispatch` inputs)."""
+    from freemad.bot.executors import WORKFLOW, Dispatch, dispatch_for
+    from freemad.github.pygithub_forge import PyGithubForge
+    from freemad.github.standin import StandIn
+
+    plan = dispatch_for(delivery("d-x", event, payload))
+    assert isinstance(plan, Dispatch), plan
+    workflow = Path(__file__).resolve().parents[2] / ".github" / "workflows" / WORKFLOW
+    with (
+        StandIn() as api,
+        PyGithubForge(
+            "ghs_DispatchContractToken00000000000000", base_url=api.base_url, throttle=False
+        ) as forge,
+    ):
+        api.add_workflow(plan.repo, WORKFLOW, workflow.read_text())
+        run_url = forge.dispatch_workflow(plan.repo, WORKFLOW, plan.ref, plan.inputs)
+        assert [(c.method, c.status) for c in api.calls] == [("POST", 200)]
+        assert run_url == f"{api.origin}/{plan.repo}/actions/runs/{api.dispatches[0]['run_id']}"
+
+
+@pytest.mark.parametrize("prefix", ["", "/api/v3"], ids=["github.com", "enterprise-server"])
+def test_the_bot_acknowledges_with_the_run_github_started(env: Env, prefix: str) -> None:
+    """Through real HTTP (PyGithub against the stand-in): github.com answers the dispatch with
+    the run it started (`return_run_details`), and the acknowledgement links it; GitHub
+    Enterprise Server answers 204, and the acknowledgement says the run was dispatched."""
+    from freemad.bot.executors import WORKFLOW
+    from freemad.github.pygithub_forge import PyGithubForge
+    from freemad.github.standin import StandIn
+
+    token = "ghs_ActionsExecutorToken000000000000000"
+    workflow = Path(__file__).resolve().parents[2] / ".github" / "workflows" / WORKFLOW
+    with StandIn(prefix=prefix, token=token, permissions={"alice": "write"}) as api:
+        api.add_workflow(REPO, WORKFLOW, workflow.read_text())
+        api.seed(json.loads(LABELED.body))
+        executor = ActionsExecutor(
+            PlainToken(token),
+            env.settings,
+            deliveries=env.deliveries,
+            forge_factory=lambda i: PyGithubForge(token, base_url=api.base_url, throttle=False),
+        )
+        env.deliveries.record(LABELED)
+        executor.submit(LABELED)
+
+        [dispatch] = api.dispatches
+        [comment] = [c["body"] for c in api.comments.values()]
+        run_page = f"{api.origin}/{REPO}/actions/runs/{dispatch['run_id']}"
+        if prefix:
+            assert comment.startswith("FREE-MAD dispatched `debate` to GitHub Actions")
+            assert run_page not in comment
+        else:
+            assert comment == (
+                f"FREE-MAD started `debate` on GitHub Actions: follow it in [its run]({run_page})."
+            )
+        assert env.deliveries.status("d-label") == "done"
