@@ -26,7 +26,7 @@ from _common import cached_bytecode_env, console_script, emit, machine, progress
 TARGET_MS = 150
 HEAVY = ("pydantic", "jinja2", "yaml", "click", "asyncio", "freemad.cli", "freemad.debate")
 DEBATE_STACK = (
-    "import freemad.cli, freemad.cli_output, freemad.config, freemad.debate, freemad.logs, "
+    "import freemad.cli.root, freemad.cli.output, freemad.config, freemad.debate, freemad.logs, "
     "freemad.redact"
 )
 

@@ -32,7 +32,7 @@ from _common import cached_bytecode_env, console_script, emit, machine, progress
 
 from freemad.config import parse_config
 from freemad.debate import run_debate
-from freemad.wiring import make_agent
+from freemad.wiring import ADAPTERS
 
 AGENT = Path(__file__).with_name("timed_agent.py")
 REQUIREMENT = "Return the answer to the benchmark question as a Python function."
@@ -209,9 +209,7 @@ def timed(action: Any, log: Path) -> dict[str, Any]:
 
 
 def library_run(config: Any, rounds: int, log: Path) -> dict[str, Any]:
-    run = timed(
-        lambda: run_debate(REQUIREMENT, config, rounds=rounds, agent_factory=make_agent), log
-    )
+    run = timed(lambda: run_debate(REQUIREMENT, config, rounds=rounds, adapters=ADAPTERS), log)
     result = run.pop("value")
     if result.status != "completed" or result.metrics["failures"] or result.metrics["cut"]:
         sys.exit(f"the debate did not complete cleanly: {result.error} {result.metrics}")

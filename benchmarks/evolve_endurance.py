@@ -32,7 +32,7 @@ from _common import emit, machine, progress
 
 from freemad.config.load import load_config
 from freemad.evolve.runtime import EvolveRunner
-from freemad.wiring import make_agent, open_evolve_store
+from freemad.wiring import ADAPTERS, open_evolve_store
 
 TOY = Path(__file__).resolve().parents[1] / "examples" / "evolve_toy"
 GIT_USER = ["-c", "user.name=Bench", "-c", "user.email=bench@example.com"]
@@ -157,7 +157,7 @@ def main() -> None:
                 config_dir=repo,
                 on_step=on_step,
                 worktrees_dir=worktrees,
-                agent_factory=make_agent,
+                adapters=ADAPTERS,
             )
             state = runner.start("make slow_sum as fast as possible")
             events = [(e.kind, e.data) for e in store.events(state.run_id)]

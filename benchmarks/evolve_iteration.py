@@ -24,7 +24,8 @@ from typing import Any
 
 from _common import emit, machine, progress, summary
 
-from freemad.evolve.lineage import Lineage, commit_message, resolve_seed
+from freemad.core.lineage import commit_message
+from freemad.workspace.lineage import Lineage, resolve_seed
 
 TARGET_MS = 300
 RUN_ID = "a1b2c3d4e5f60718"

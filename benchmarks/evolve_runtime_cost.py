@@ -27,7 +27,7 @@ from freemad.agents.base import CallRequest, CallResult, CallStatus
 from freemad.config import parse_config
 from freemad.evolve.runtime import EvolveRunner
 from freemad.tasks.protocol import MARKER
-from freemad.wiring import make_agent, open_evolve_store
+from freemad.wiring import ADAPTERS, open_evolve_store
 
 
 class Worker:
@@ -113,7 +113,7 @@ def main() -> None:
                 ports={"worker": worker},
                 on_step=on_step,
                 worktrees_dir=root / "worktrees",
-                agent_factory=make_agent,
+                adapters=ADAPTERS,
             )
             state = runner.start("make runtime_ms smaller")
     assert len(state.versions) == total + 1, state.view()

@@ -25,7 +25,7 @@ from freemad.dashboard.site import build_site
 from freemad.dashboard.sources import TranscriptDir
 from freemad.debate import run_debate, write_transcript
 from freemad.redact import Redactor
-from freemad.wiring import make_agent
+from freemad.wiring import ADAPTERS
 
 TARGET_S = 30.0
 
@@ -33,7 +33,7 @@ TARGET_S = 30.0
 def make_transcripts(folder: Path, count: int) -> int:
     config = default_config()
     result = run_debate(
-        "Write a function that returns Fibonacci(n).", config, rounds=2, agent_factory=make_agent
+        "Write a function that returns Fibonacci(n).", config, rounds=2, adapters=ADAPTERS
     )
     template = json.loads(
         write_transcript(

@@ -12,7 +12,7 @@ def main() -> None:
 
         sys.stdout.write(f"freemad {__version__}\n")
         return
-    from freemad.cli import main as cli_main
+    from freemad.cli.root import main as cli_main
 
     try:
         cli_main()

@@ -1,8 +1,9 @@
-"""The real adapters the surfaces hand the runtimes: one agent factory, one place that opens stores.
+"""The real adapters the surfaces hand the runtimes: one agent factory, one sandbox factory, the
+repositories (git), as one bundle (`ADAPTERS`), and one place that opens stores.
 
-The runtimes (debate, tasks, evolve) take ports (`freemad.agents.base`, `freemad.store.base`) and
-never build an adapter; the CLI, the GitHub layer, the bot, the dashboard and the benchmarks take
-theirs from here, and tests hand scripted ports or these.
+The runtimes (debate, tasks, evolve) take ports (`freemad.ports.Adapters`, `freemad.store.base`)
+and never build an adapter; the CLI, the GitHub layer, the bot, the dashboard and the benchmarks
+take theirs from here, and tests hand scripted ports or these.
 """
 
 from __future__ import annotations
@@ -10,7 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from freemad.agents.subprocess_agent import CliAgent
+from freemad.ports import Adapters
+from freemad.sandbox.choose import agent_sandbox, code_sandbox
 from freemad.store.sqlite import SqliteStore
+from freemad.workspace.repositories import GitRepositories
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -18,7 +22,7 @@ if TYPE_CHECKING:
     from freemad.agents.base import AgentPort
     from freemad.config.evolve import EvolveConfig
     from freemad.config.models import AgentConfig, FreemadConfig
-    from freemad.sandbox import Sandbox, View
+    from freemad.sandbox.base import Sandbox, View
 
 
 def make_agent(
@@ -34,6 +38,18 @@ def make_agent(
     return CliAgent(
         config, max_output_bytes=max_output_bytes, workdir=workdir, sandbox=sandbox, view=view
     )
+
+
+class Sandboxes:
+    """The sandbox factory (`freemad.sandbox.base.SandboxFactory`): bubblewrap where it runs, a
+    container where the judge asks, the host only on purpose, else a refusal that says why."""
+
+    code = staticmethod(code_sandbox)
+    agent = staticmethod(agent_sandbox)
+
+
+# What every surface hands the runtimes.
+ADAPTERS = Adapters(agents=make_agent, sandboxes=Sandboxes(), repos=GitRepositories())
 
 
 def open_store(path: str | Path, artifacts_dir: str | Path | None = None) -> SqliteStore:

@@ -43,13 +43,13 @@ def make_repository(destination: Path) -> Path:
 def run_operator(operator: str, repository: Path) -> dict[str, Any]:
     from freemad.config.load import load_config
     from freemad.evolve.runtime import EvolveRunner
-    from freemad.wiring import make_agent, open_evolve_store
+    from freemad.wiring import ADAPTERS, open_evolve_store
 
     config = load_config(repository / CONFIGS[operator])
     assert config.evolve is not None
     store = open_evolve_store(config.evolve.resolved(repository))
     try:
-        runner = EvolveRunner(config, store, config_dir=repository, agent_factory=make_agent)
+        runner = EvolveRunner(config, store, config_dir=repository, adapters=ADAPTERS)
         started = time.monotonic()
         state = runner.start(GOAL)
         seconds = time.monotonic() - started

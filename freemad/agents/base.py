@@ -3,15 +3,14 @@ that makes a configured agent's port (surfaces hand runtimes one; runtimes never
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Protocol
 
-from freemad.config.models import AgentConfig, FreemadConfig, Mode
+from freemad.config.models import AgentConfig, Mode
 
 if TYPE_CHECKING:
-    from freemad.sandbox import Sandbox, View
+    from freemad.sandbox.base import Sandbox, View
 
 
 class CallStatus(str, Enum):
@@ -70,28 +69,3 @@ class AgentFactory(Protocol):
         sandbox: Sandbox | None,
         view: View,
     ) -> AgentPort: ...
-
-
-def port_for(
-    agent_id: str,
-    given: Mapping[str, AgentPort],
-    factory: AgentFactory | None,
-    config: FreemadConfig,
-    *,
-    workdir: str,
-    sandbox: Sandbox | None,
-    view: View,
-) -> AgentPort:
-    """The port given for `agent_id`, else one `factory` makes for that agent of `config`."""
-    port = given.get(agent_id)
-    if port is not None:
-        return port
-    if factory is None:
-        raise LookupError(
-            f"no port was given for agent {agent_id!r} and no agent_factory to make one "
-            "(freemad.wiring.make_agent runs agent CLIs)"
-        )
-    agent = next(a for a in config.agents if a.id == agent_id)
-    security = config.security
-    max_output = 4 * security.max_solution_size + security.max_critique_size
-    return factory(agent, max_output_bytes=max_output, workdir=workdir, sandbox=sandbox, view=view)

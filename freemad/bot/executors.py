@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from freemad.bot.auth import TokenSource, forge_for, token_source_from
+from freemad.bot.job import Job
 from freemad.bot.queue import HEARTBEAT_KEY, enqueue, make_huey, register
 from freemad.errors import FreemadError
 
@@ -34,7 +35,7 @@ def executor_from(settings: BotSettings) -> Executor:
     if settings.executor == "actions":
         return ActionsExecutor(token_source_from(settings), settings)
     huey = make_huey(settings)
-    register(huey, settings)
+    register(huey, Job(settings))
     return LocalExecutor(huey)
 
 

@@ -56,6 +56,7 @@ def run_delivery(settings: BotSettings, delivery: Delivery, forge: Forge, claim:
     from freemad.github.pulls import web_url_of
     from freemad.github.router import Router
     from freemad.github.thread import Settings
+    from freemad.wiring import ADAPTERS
 
     config = load_config(settings.config_path) if settings.config_path else default_config()
     pages = (config.github.pages_url or "").rstrip("/")
@@ -70,7 +71,7 @@ def run_delivery(settings: BotSettings, delivery: Delivery, forge: Forge, claim:
         store,
         save,
     ):
-        router = Router(config, JournalForge(forge, claim), store, routing)
+        router = Router(config, JournalForge(forge, claim), store, routing, adapters=ADAPTERS)
         outcome = router.handle(delivery.event, delivery.body)
         save()
         return outcome

@@ -16,8 +16,7 @@ import time
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from freemad.bot.job import Backoff, ForgeFactory, Job, Run
-from freemad.bot.ports import LEASE_SECONDS
+from freemad.bot.job import Job
 from freemad.bot.redis_client import redis_module
 
 if TYPE_CHECKING:
@@ -58,32 +57,12 @@ def make_huey(settings: BotSettings) -> Any:
     return Huey(QUEUE_NAME, storage_class=_Storage, filename=filename, results=False)
 
 
-def register(
-    huey: Any,
-    settings: BotSettings,
-    *,
-    deliveries: DeliveryStore | None = None,
-    claims: ClaimStore | None = None,
-    run: Run | None = None,
-    forge_factory: ForgeFactory | None = None,
-    backoff: Backoff | None = None,
-    lease: float = LEASE_SECONDS,
-) -> Any:
-    """Register `handle_delivery(delivery_id)` on `huey` and return it (a huey task).
-
-    The keywords go to `job.Job`; tests pass a recording forge and a scripted `run`. The web
-    process registers the task too, only to enqueue it: nothing is opened until a job runs.
+def register(huey: Any, job: Job) -> Any:
+    """Register `handle_delivery(delivery_id)` on `huey`, running `job`, and return it (a huey
+    task). Tests build the `Job` with a recording forge and a scripted `run`. The web process
+    registers the task too, only to enqueue it: a `Job` opens nothing until it runs.
     """
-    backoff = backoff or Backoff()
-    job = Job(
-        settings,
-        deliveries=deliveries,
-        claims=claims,
-        run=run,
-        forge_factory=forge_factory,
-        backoff=backoff,
-        lease=lease,
-    )
+    backoff = job.backoff
 
     # huey's own retries only cover a failure of the bookkeeping itself: a failing delivery is
     # retried by `Job`, which counts attempts in claims.db (durable, unlike huey's count).
@@ -104,7 +83,7 @@ def enqueue(huey: Any, delivery_id: str) -> None:
     """Put one `handle_delivery(delivery_id)` message on the queue (`register` first)."""
     task = _TASKS.get(huey)
     if task is None:
-        raise RuntimeError("register(huey, settings) before enqueueing on this huey instance")
+        raise RuntimeError("register(huey, job) before enqueueing on this huey instance")
     task(delivery_id)
 
 

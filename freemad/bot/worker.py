@@ -15,6 +15,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from freemad.bot.job import Job
 from freemad.bot.queue import HEARTBEAT_KEY, RECOVER_AFTER, make_huey, recover_stale, register
 from freemad.errors import FreemadError
 
@@ -40,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = BotSettings.from_env(os.environ)
         configure_json_logging(settings)
         huey = make_huey(settings)
-        register(huey, settings)
+        register(huey, Job(settings))
         deliveries = delivery_log(settings)
         claims = claims_store(settings)
         deliveries.recent(1)  # an unreachable delivery log stops the worker here, in one line

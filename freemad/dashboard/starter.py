@@ -163,14 +163,12 @@ def debate_main() -> int:
     stdin; its transcript goes into `folder`. Errors are one line on stderr."""
     from freemad.debate import run_debate, write_transcript
     from freemad.redact import Redactor
-    from freemad.wiring import make_agent
+    from freemad.wiring import ADAPTERS
 
     try:
         order = json.loads(sys.stdin.read())
         config = start_config(order["config_path"], Path(order["folder"]))
-        result = run_debate(
-            order["requirement"], config, run_id=order["run_id"], agent_factory=make_agent
-        )
+        result = run_debate(order["requirement"], config, run_id=order["run_id"], adapters=ADAPTERS)
         write_transcript(result, config.output, Redactor(config.security.redact_patterns))
     except FreemadError as exc:
         print(exc.one_line(), file=sys.stderr)

@@ -21,7 +21,7 @@ from freemad.debate.records import (
     Tokens,
 )
 from freemad.debate.validation import validate_answers
-from freemad.sandbox import code_sandbox
+from freemad.sandbox.base import SandboxFactory
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,9 +34,12 @@ class Holding:
 class Tally:
     """Folds rounds into holdings, answer identities and the score board."""
 
-    def __init__(self, config: FreemadConfig, board: ScoreBoard) -> None:
+    def __init__(
+        self, config: FreemadConfig, board: ScoreBoard, sandboxes: SandboxFactory | None
+    ) -> None:
         self.config = config
         self.board = board
+        self.sandboxes = sandboxes  # validation's, when it runs answers
         self.holdings: dict[str, Holding] = {}
         self.answers: dict[str, AnswerRecord] = {}
         self.rounds: list[RoundRecord] = []
@@ -163,7 +166,7 @@ class Tally:
                     {a: self._solution_of(a) for a in self._final_answers(winner)},
                     winner,
                     config.validation,
-                    code_sandbox(config.security.sandbox),
+                    self.sandboxes.code(config.security.sandbox) if self.sandboxes else None,
                 )
         result.agents = self._totals()
         result.metrics = self._metrics(wall_time, result.agents)

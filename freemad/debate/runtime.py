@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from freemad import runner
-from freemad.agents.base import AgentFactory, AgentPort, port_for
+from freemad.agents.base import AgentPort
 from freemad.config.load import config_digest
 from freemad.config.models import AgentConfig, FreemadConfig, Mode
 from freemad.core.events import EventLog, EventSink
@@ -29,7 +29,8 @@ from freemad.debate.prompts import PromptBook, ShownAnswer
 from freemad.debate.records import AgentTurn, DebateResult, Failure, RoundRecord
 from freemad.debate.turns import TurnContext, take_turn
 from freemad.errors import UsageError
-from freemad.sandbox import View, agent_sandbox
+from freemad.ports import Adapters, port_for
+from freemad.sandbox.base import View
 
 log = logging.getLogger(__name__)
 
@@ -42,11 +43,13 @@ def run_debate(
     agents: Mapping[str, AgentPort] | None = None,
     on_event: EventSink | None = None,
     run_id: str | None = None,
-    agent_factory: AgentFactory | None = None,
+    adapters: Adapters | None = None,
 ) -> DebateResult:
     """Run a whole debate and return its transcript. The one entry point for CLI, Action and bot.
 
-    Each agent answers through its port in `agents`, else through one `agent_factory` makes."""
+    Each agent answers through its port in `agents`, else through one the agent factory of
+    `adapters` makes (in their agent sandbox with `security.sandbox_agents`); validation's
+    sandbox is theirs too."""
     return runner.run(
         arun_debate(
             requirement,
@@ -55,7 +58,7 @@ def run_debate(
             agents=agents,
             on_event=on_event,
             run_id=run_id,
-            agent_factory=agent_factory,
+            adapters=adapters,
         )
     )
 
@@ -68,10 +71,10 @@ async def arun_debate(
     agents: Mapping[str, AgentPort] | None = None,
     on_event: EventSink | None = None,
     run_id: str | None = None,
-    agent_factory: AgentFactory | None = None,
+    adapters: Adapters | None = None,
 ) -> DebateResult:
     requirement = check_requirement(requirement, config)
-    debate = _Debate(config, requirement, rounds, agents, agent_factory, on_event, run_id)
+    debate = _Debate(config, requirement, rounds, agents, adapters, on_event, run_id)
     return await debate.run()
 
 
@@ -105,7 +108,7 @@ class _Debate:
         requirement: str,
         rounds: int | None,
         ports: Mapping[str, AgentPort] | None,
-        agent_factory: AgentFactory | None,
+        adapters: Adapters | None,
         on_event: EventSink | None,
         run_id: str | None,
     ) -> None:
@@ -116,7 +119,7 @@ class _Debate:
             raise UsageError(f"--rounds must be 0 or more, got {self.rounds}")
         self.agents = {a.id: a for a in config.enabled_agents}
         self.given_ports = dict(ports or {})
-        self.agent_factory = agent_factory
+        self.adapters = adapters
         self.ports: dict[str, AgentPort] = {}
         self.run_id = run_id or uuid.uuid4().hex
         self.loop_clock = time.monotonic
@@ -128,21 +131,26 @@ class _Debate:
             list(self.agents), topo.type, k=topo.k, hub=topo.hub, seed=topo.seed
         )
         self.board = ScoreBoard(Weights.from_sequence(config.scoring.weights))
-        self.outcome = Tally(config, self.board)
+        self.outcome = Tally(config, self.board, adapters.sandboxes if adapters else None)
 
     async def run(self) -> DebateResult:
         # Each agent works in an empty folder of its own for the whole run: no project files
         # leak into its context, and no agent can leave files for another.
         with tempfile.TemporaryDirectory(prefix="freemad-debate-") as workdir:
-            security = self.config.security
-            box = agent_sandbox(security.sandbox) if security.sandbox_agents else None
+            security, adapters = self.config.security, self.adapters
+            # No adapters, no agent factory: every port was given, and no box is needed.
+            box = (
+                adapters.sandboxes.agent(security.sandbox)
+                if adapters and security.sandbox_agents
+                else None
+            )
             for agent_id in self.agents:
                 folder = os.path.join(workdir, agent_id)
                 os.mkdir(folder)
                 self.ports[agent_id] = port_for(
                     agent_id,
                     self.given_ports,
-                    self.agent_factory,
+                    adapters,
                     self.config,
                     workdir=folder,
                     sandbox=box,

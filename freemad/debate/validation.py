@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from freemad.config.models import ValidationConfig
-from freemad.sandbox import Sandbox, View, code_sandbox
-from freemad.sandbox.host import network_isolation
+from freemad.sandbox.base import Sandbox, View
 
 _FENCE = re.compile(r"^(```|~~~)[ \t]*(python3?|py)?[ \t]*\n(.*?)^\1[ \t]*$", re.M | re.S | re.I)
 _MEMORY = 512 * 1024 * 1024
@@ -58,24 +57,23 @@ _LIMITS = (
 )
 
 
-def run_sandboxed(source: str, timeout_ms: int, sandbox: Sandbox | None = None) -> dict[str, Any]:
-    """Run `source` as a script in an empty folder of its own, in `sandbox` (by default the one
-    `security.sandbox: auto` picks); what it did, or why it was not run."""
-    box = sandbox or code_sandbox("auto")
-    problem = box.problem()
+def run_sandboxed(source: str, timeout_ms: int, sandbox: Sandbox) -> dict[str, Any]:
+    """Run `source` as a script in an empty folder of its own, in `sandbox` (code's, as
+    `security.sandbox` chose it); what it did, or why it was not run."""
+    problem = sandbox.problem()
     if problem is not None:
         return {"ran": False, "ok": False, "reason": problem}
     with tempfile.TemporaryDirectory(prefix="freemad-sandbox-") as folder:
         Path(folder, "solution.py").write_text(source, encoding="utf-8")
         argv = [sys.executable, "-I", "-S", "-c", _LIMITS]
-        result = box.run(argv, Path(folder), timeout_ms / 1000, View.of([Path(folder)]))
+        result = sandbox.run(argv, Path(folder), timeout_ms / 1000, View.of([Path(folder)]))
     return {
         "ran": True,
         "exit_code": result.exit_code,
         "timed_out": result.timed_out,
         "ok": result.ok(),
-        "sandbox": box.kind,
-        "network_isolated": box.kind == "bubblewrap" or bool(network_isolation()),
+        "sandbox": sandbox.kind,
+        "network_isolated": sandbox.network_isolated(),
         "stderr_tail": result.stderr[-1000:],
     }
 
@@ -86,7 +84,14 @@ def validate_answers(
     config: ValidationConfig,
     sandbox: Sandbox | None = None,
 ) -> tuple[dict[str, dict[str, Any]], float | None]:
-    """Per answer id, what the checks found; and a confidence for the winner (None: not Python)."""
+    """Per answer id, what the checks found; and a confidence for the winner (None: not Python).
+    `sandbox` runs them with `enable_sandbox`."""
+    box = sandbox if config.enable_sandbox else None
+    if config.enable_sandbox and box is None:
+        raise LookupError(
+            "validation.enable_sandbox runs answers in a sandbox and none was given "
+            "(freemad.wiring.ADAPTERS has the sandbox factory)"
+        )
     report: dict[str, dict[str, Any]] = {}
     for ident, solution in solutions.items():
         source = python_source(solution)
@@ -99,8 +104,8 @@ def validate_answers(
             entry["syntax_ok"] = error is None
             if error:
                 entry["syntax_error"] = error
-        if config.enable_sandbox and entry.get("syntax_ok"):
-            entry["sandbox"] = run_sandboxed(source, config.sandbox_timeout_ms, sandbox)
+        if box is not None and entry.get("syntax_ok"):
+            entry["sandbox"] = run_sandboxed(source, config.sandbox_timeout_ms, box)
         report[ident] = entry
     winner_report = report.get(winner, {})
     if winner_report.get("language") != "python":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import logging
@@ -22,28 +23,28 @@ from pathlib import Path
 from typing import Any
 
 from freemad import runner
-from freemad.agents.base import AgentFactory, AgentPort
+from freemad.agents.base import AgentPort
 from freemad.config.evolve import EvolveConfig
 from freemad.config.load import config_digest
 from freemad.config.models import FreemadConfig
 from freemad.core.evolve import Measurement, failure_signature, judge
 from freemad.core.evolve_state import EvolveState, Next, Status, fold, next_action
+from freemad.core.lineage import branch_name, commit_message
 from freemad.errors import ConfigError, UsageError
-from freemad.evolve.guard import GitFolderSnapshot, Tampering, check_refs
 from freemad.evolve.judging import measurement_data, run_stages, sandbox_problem
-from freemad.evolve.lineage import (
-    Lineage,
-    branch_name,
-    clean_orphans,
-    commit_message,
-    dirty_paths,
-    resolve_seed,
-)
 from freemad.evolve.protocol import Incumbent, Rejection, objective
 from freemad.evolve.variation import Context, Variation
 from freemad.logs import step_line
-from freemad.sandbox import Sandbox, View, agent_sandbox, code_sandbox
+from freemad.ports import Adapters, required
+from freemad.sandbox.base import Sandbox, View
 from freemad.store.base import Store
+from freemad.workspace.base import (
+    GitFolderCheck,
+    Repositories,
+    RunLineage,
+    RunRefs,
+    Tampering,
+)
 
 Step = tuple[str, dict[str, Any]]
 StepSink = Callable[[str, dict[str, Any]], None]
@@ -72,7 +73,7 @@ class EvolveRunner:
         on_step: StepSink | None = None,
         worktrees_dir: Path | None = None,
         config_arg: str = "",
-        agent_factory: AgentFactory | None = None,
+        adapters: Adapters | None = None,
     ) -> None:
         if config.evolve is None:
             raise ConfigError("the config has no evolve: section (see docs/evolve.md)")
@@ -83,18 +84,51 @@ class EvolveRunner:
         # What a command printed for a person needs to find this config again (` --config F`).
         self.config_arg = config_arg
         self.worktrees_dir = (worktrees_dir or default_worktrees_dir()).resolve()
-        judge_cfg = self.evolve.judge
-        mode = config.security.sandbox
-        self.sandbox: Sandbox = code_sandbox(
-            mode, judge_cfg.network, judge_cfg.env_passthrough, judge_cfg.container
-        )
-        self.agent_box: Sandbox = agent_sandbox(mode, container_judge=judge_cfg.container.enabled)
-        # Each agent works through its port in `ports`, else through one `agent_factory` makes.
-        self.variation = Variation(
-            config, self.evolve, ports or {}, agent_factory, self.sandbox, self.agent_box
-        )
+        # Each agent works through its port in `ports`, else through one the agent factory of
+        # `adapters` makes; running a run needs them (its sandboxes, its lineage in git),
+        # reading and steering one does not.
+        self.given_ports = dict(ports or {})
+        self.adapters = adapters
         self.repo = Path(self.evolve.repo_path)
         self._folded: dict[str, tuple[int, EvolveState]] = {}
+
+    @functools.cached_property
+    def sandbox(self) -> Sandbox:
+        """Where the judge's stages and the worker's commands run."""
+        judge_cfg = self.evolve.judge
+        return self._adapters().sandboxes.code(
+            self.config.security.sandbox,
+            judge_cfg.network,
+            judge_cfg.env_passthrough,
+            judge_cfg.container,
+        )
+
+    @functools.cached_property
+    def agent_box(self) -> Sandbox:
+        """Where the worker's agent CLI runs."""
+        container = self.evolve.judge.container.enabled
+        return self._adapters().sandboxes.agent(
+            self.config.security.sandbox, container_judge=container
+        )
+
+    @functools.cached_property
+    def variation(self) -> Variation:
+        return Variation(
+            self.config,
+            self.evolve,
+            self.given_ports,
+            self._adapters(),
+            self.sandbox,
+            self.agent_box,
+        )
+
+    @property
+    def repos(self) -> Repositories:
+        """The run's repository: its seed, lineage and guard."""
+        return self._adapters().repos
+
+    def _adapters(self) -> Adapters:
+        return required(self.adapters, "running an evolve run")
 
     # --- commands -----------------------------------------------------------------------------
 
@@ -196,8 +230,8 @@ class EvolveRunner:
         self._check_judge(state)
         if state.status is not Status.RUNNING:
             return state
-        lineage = Lineage.open(self.repo, run_id, state.seed_commit, self.worktrees_dir)
-        snapshot = GitFolderSnapshot.take(lineage.common)
+        lineage = self.repos.lineage(self.repo, run_id, state.seed_commit, self.worktrees_dir)
+        snapshot = self.repos.snapshot(lineage.common)
         try:
             while True:
                 state = self.state(run_id)
@@ -214,22 +248,21 @@ class EvolveRunner:
             lineage.remove()  # the branch and tags keep the work; a resume makes a new worktree
 
     def check_lineage(
-        self, state: EvolveState, snapshot: GitFolderSnapshot | None = None
+        self, state: EvolveState, snapshot: GitFolderCheck | None = None
     ) -> list[Tampering]:
         """The run's refs (and, given a snapshot, the repository's git settings) against the
         store; every difference undone and returned."""
         pending = state.pending
-        found = check_refs(
-            self.repo,
+        refs = RunRefs(
             state.run_id,
-            {v.version: v.commit for v in state.versions},
             state.seed_commit,
+            {v.version: v.commit for v in state.versions},
             (pending.version, pending.commit) if pending else None,
-            repair=True,
         )
+        found = self.repos.check_refs(self.repo, refs, repair=True)
         return [*found, *(snapshot.check(repair=True) if snapshot else [])]
 
-    async def _take(self, state: EvolveState, step: Next, lineage: Lineage) -> None:
+    async def _take(self, state: EvolveState, step: Next, lineage: RunLineage) -> None:
         run_id = state.run_id
         if step.action == "abandon":
             why = "interrupted before it was judged; it is run again"
@@ -266,7 +299,7 @@ class EvolveRunner:
         else:
             await self._iterate(state, lineage)
 
-    async def _iterate(self, state: EvolveState, lineage: Lineage) -> None:
+    async def _iterate(self, state: EvolveState, lineage: RunLineage) -> None:
         run_id, number = state.run_id, state.next_iteration
         incumbent = state.incumbent
         parent = incumbent.commit if incumbent else state.seed_commit
@@ -293,7 +326,7 @@ class EvolveRunner:
         )
         self._append(run_id, [("candidate_judged", judged)])
 
-    def _judge(self, state: EvolveState, lineage: Lineage, parent: str) -> dict[str, Any]:
+    def _judge(self, state: EvolveState, lineage: RunLineage, parent: str) -> dict[str, Any]:
         """Restore what is protected, fix the tree, run the stages and decide."""
         judge_cfg = self.evolve.judge
         protected = judge_cfg.protected_paths
@@ -354,7 +387,7 @@ class EvolveRunner:
                 data.update(commit=lineage.commit(tree, parent, message), version=version)
         return data
 
-    async def _intervene(self, state: EvolveState, step: Next, lineage: Lineage) -> None:
+    async def _intervene(self, state: EvolveState, step: Next, lineage: RunLineage) -> None:
         tried = [text for item in state.interventions for text in item.get("directions", [])]
         context = self._context(state, state.next_iteration, [])
         found = await self.variation.directions(
@@ -413,8 +446,8 @@ class EvolveRunner:
 
     def _preflight(self) -> str:
         """The seed commit; a one-line UsageError for a repository or sandbox we cannot use."""
-        seed = resolve_seed(self.repo, self.evolve.seed_ref)
-        dirty = dirty_paths(self.repo)
+        seed = self.repos.resolve_seed(self.repo, self.evolve.seed_ref)
+        dirty = self.repos.dirty_paths(self.repo)
         if dirty:
             shown = ", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else "")
             raise UsageError(
@@ -463,7 +496,7 @@ class EvolveRunner:
                         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     except BlockingIOError:
                         busy.append(lock.stem)
-        clean_orphans(self.repo, self.worktrees_dir, busy)
+        self.repos.clean_orphans(self.repo, self.worktrees_dir, busy)
 
     def _append(self, run_id: str, steps: list[Step]) -> EvolveState:
         self.store.append_many(run_id, steps)

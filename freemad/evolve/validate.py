@@ -9,50 +9,50 @@ nothing protects.
 
 from __future__ import annotations
 
-import io
 import shlex
-import tarfile
 import tempfile
 from pathlib import Path
 from typing import Any
-
-import git
 
 from freemad.config.evolve import EvolveConfig
 from freemad.core.evolve import judge
 from freemad.errors import FreemadError
 from freemad.evolve.judging import measurement_data, run_stages, sandbox_problem
-from freemad.evolve.lineage import dirty_paths, resolve_seed
-from freemad.sandbox import Sandbox, View
+from freemad.sandbox.base import Sandbox, View
+from freemad.workspace.base import Repositories
 
 
 def validate(
-    evolve: EvolveConfig, sandbox: Sandbox, agent_box: Sandbox | None = None
+    evolve: EvolveConfig, repos: Repositories, sandbox: Sandbox, agent_box: Sandbox | None = None
 ) -> dict[str, Any]:
     """{"ok", "errors", "warnings", "isolation", "seed_commit", "baseline"}; `evolve` resolved.
 
-    `sandbox` runs the judge's stages; `agent_box` the worker's CLI."""
+    `repos` reads the repository; `sandbox` runs the judge's stages; `agent_box` the worker's
+    CLI."""
     errors: list[str] = []
     warnings = _posture(evolve, sandbox, agent_box)
     repo = Path(evolve.repo_path)
     report: dict[str, Any] = {"repo_path": str(repo), "seed_commit": None, "baseline": None}
     try:
-        seed = resolve_seed(repo, evolve.seed_ref)
+        seed = repos.resolve_seed(repo, evolve.seed_ref)
     except FreemadError as exc:
         errors.append(exc.one_line())
         seed = None
     if seed is not None:
         report["seed_commit"] = seed
-        dirty = dirty_paths(repo)
+        dirty = repos.dirty_paths(repo)
         if dirty:
             shown = ", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else "")
             errors.append(f"{repo} has uncommitted changes ({shown}); commit or stash them first")
-        warnings += _missing_protected(repo, seed, evolve.judge.protected_paths)
+        warnings += [
+            f"protected path {path} is not in the seed; it is kept absent"
+            for path in repos.missing_paths(repo, seed, evolve.judge.protected_paths)
+        ]
     problem = sandbox_problem(sandbox, agent_box)
     if problem:
         errors.append(problem)
     elif seed is not None:
-        baseline, error = _dry_run(evolve, sandbox, repo, seed)
+        baseline, error = _dry_run(evolve, repos, sandbox, repo, seed)
         report["baseline"] = baseline
         if error:
             errors.append(error)
@@ -105,38 +105,13 @@ def _names(word: str, path: str) -> bool:
     return word == path or word.startswith(path + "/") or path.startswith(word + "/")
 
 
-def _missing_protected(repo: Path, seed: str, paths: list[str]) -> list[str]:
-    with git.Repo(repo) as handle:
-        return [
-            f"protected path {path} is not in the seed; it is kept absent"
-            for path in paths
-            if not _in_tree(handle, seed, path)
-        ]
-
-
-def _in_tree(handle: git.Repo, commit: str, path: str) -> bool:
-    try:
-        handle.git.rev_parse("--verify", "--quiet", f"{commit}:{path}")
-    except git.GitCommandError:
-        return False
-    return True
-
-
 def _dry_run(
-    evolve: EvolveConfig, sandbox: Sandbox, repo: Path, seed: str
+    evolve: EvolveConfig, repos: Repositories, sandbox: Sandbox, repo: Path, seed: str
 ) -> tuple[dict[str, Any] | None, str | None]:
     """The judge on an export of the seed: its measurement, and an error if it does not pass."""
     with tempfile.TemporaryDirectory(prefix="freemad-validate-") as folder:
-        buffer = io.BytesIO()
-        with git.Repo(repo) as handle:
-            handle.archive(buffer, treeish=seed, format="tar")
-        buffer.seek(0)
-        with tarfile.open(fileobj=buffer) as archive:
-            if hasattr(tarfile, "data_filter"):
-                archive.extractall(folder, filter="data")
-            else:  # pragma: no cover - Pythons before the 2023 security releases
-                archive.extractall(folder)  # noqa: S202 - the user's own commit
         root = Path(folder)
+        repos.export(repo, seed, root)
         view = View.of([root], [root / path for path in evolve.judge.protected_paths])
         measurement, stages = run_stages(evolve.judge.stages, sandbox, root, view)
     verdict = judge(measurement, None, {}, evolve.judge)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from freemad.agents.base import AgentFactory, AgentPort, CallRequest, port_for
+from freemad.agents.base import AgentPort, CallRequest
 from freemad.config.evolve import EvolveConfig
 from freemad.config.models import FreemadConfig, Mode
 from freemad.config.tasks import ToolPolicy
@@ -28,7 +28,8 @@ from freemad.evolve.protocol import (
     render_plan_requirement,
     render_worker_prompt,
 )
-from freemad.sandbox import Sandbox, View
+from freemad.ports import Adapters, port_for
+from freemad.sandbox.base import Sandbox, View
 from freemad.tasks.protocol import ResponseError, parse_response
 from freemad.workspace.policy import apply_writes, check_command
 
@@ -57,14 +58,14 @@ class Variation:
         config: FreemadConfig,
         evolve: EvolveConfig,
         ports: Mapping[str, AgentPort],
-        agent_factory: AgentFactory | None,
+        adapters: Adapters,
         sandbox: Sandbox,
         agent_box: Sandbox,
     ) -> None:
         self.config = config
         self.evolve = evolve
         self.given_ports = dict(ports)
-        self.agent_factory = agent_factory
+        self.adapters = adapters
         self.sandbox = sandbox
         self.agent_box = agent_box
 
@@ -155,7 +156,7 @@ class Variation:
         port = port_for(
             agent_id,
             self.given_ports,
-            self.agent_factory,
+            self.adapters,
             self.config,
             workdir=str(worktree),
             sandbox=self.agent_box,
@@ -207,7 +208,7 @@ class Variation:
             config,
             rounds=rounds,
             agents=self.given_ports,
-            agent_factory=self.agent_factory,
+            adapters=self.adapters,
         )
 
 

@@ -27,7 +27,7 @@ from freemad.github.forge import Forge, RecordingForge
 from freemad.github.pulls import web_url_of
 from freemad.github.router import Router
 from freemad.github.thread import Outcome, Settings
-from freemad.wiring import open_store
+from freemad.wiring import ADAPTERS, open_store
 
 MODES = ("auto", "debate", "plan", "code", "evolve")
 
@@ -83,7 +83,8 @@ def run_action(
             forge = _forge(inputs, environ)
         with _state(workspace, config, enabled=not inputs.dry_run) as (store, save):
             began = time.time()
-            router = Router(config, forge, store, _settings(config, environ, workspace, forge))
+            settings = _settings(config, environ, workspace, forge)
+            router = Router(config, forge, store, settings, adapters=ADAPTERS)
             outcome = _handle(router, event_name, payload, inputs)
             save([r.run_id for r in store.runs() if r.updated_at >= began])
     except (FreemadError, OSError) as exc:

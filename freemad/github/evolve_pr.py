@@ -19,17 +19,17 @@ from typing import Any
 from freemad.agents.base import AgentPort
 from freemad.config.models import FreemadConfig
 from freemad.core.evolve_state import EvolveState, Status
+from freemad.core.lineage import branch_name, tag_name
 from freemad.errors import ConfigError, FreemadError, UsageError
 from freemad.evolve.chart import format_number
-from freemad.evolve.lineage import branch_name, tag_name
 from freemad.evolve.report import trajectory_rows
 from freemad.evolve.runtime import EvolveRunner, StepSink
 from freemad.github.forge import Forge, PullRequestRef
 from freemad.github.publish import fetch_refs, is_ancestor, local_repo, push_refs
 from freemad.github.pulls import BranchOnly, open_or_explain
 from freemad.markdown import code_span, escape_markdown, one_line
+from freemad.ports import Adapters
 from freemad.store import Store
-from freemad.wiring import make_agent
 from freemad.workspace.git import commit_of
 
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -75,6 +75,7 @@ def start_evolve(
     goal: str,
     workspace: Path,
     *,
+    adapters: Adapters,
     remote: str = "origin",
     ports: Mapping[str, AgentPort] | None = None,
     worktrees_dir: Path | None = None,
@@ -87,7 +88,7 @@ def start_evolve(
     data holds the run id), so a caller can link the run to the pull request at once.
     """
     refuse_fork(pr)
-    job = _Job(config, store, forge, pr, workspace, remote, ports, worktrees_dir, on_step)
+    job = _Job(config, store, forge, pr, workspace, remote, ports, adapters, worktrees_dir, on_step)
     job.web_url = web_url
     _fetch_commit(workspace, remote, pr.head_sha, pr)
     return job.finish(job.runner.start(goal))
@@ -103,6 +104,7 @@ def resume_evolve(
     *,
     answer: str | None = None,
     decline: bool = False,
+    adapters: Adapters,
     remote: str = "origin",
     ports: Mapping[str, AgentPort] | None = None,
     worktrees_dir: Path | None = None,
@@ -116,7 +118,7 @@ def resume_evolve(
     refuse_fork(pr)
     if decline and answer is not None:
         raise UsageError("give either an answer or decline, not both")
-    job = _Job(config, store, forge, pr, workspace, remote, ports, worktrees_dir, on_step)
+    job = _Job(config, store, forge, pr, workspace, remote, ports, adapters, worktrees_dir, on_step)
     job.web_url = web_url
     runner = job.runner
     state = runner.state(run_id)
@@ -192,6 +194,7 @@ class _Job:
         workspace: Path,
         remote: str,
         ports: Mapping[str, AgentPort] | None,
+        adapters: Adapters,
         worktrees_dir: Path | None,
         on_step: StepSink | None,
     ) -> None:
@@ -209,7 +212,7 @@ class _Job:
             ports=ports,
             on_step=self._step,
             worktrees_dir=worktrees_dir,
-            agent_factory=make_agent,
+            adapters=adapters,
         )
         self.store, self.forge, self.pr = store, forge, pr
         self.workspace, self.remote, self.on_step = root, remote, on_step

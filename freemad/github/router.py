@@ -33,6 +33,7 @@ from freemad.github.forge import Forge, ForgeError
 from freemad.github.routing import CommentEvent, Routed, label_mode, route
 from freemad.github.thread import Clients, Outcome, Settings, Thread
 from freemad.github.verbs import VERBS, verb_of
+from freemad.ports import Adapters
 from freemad.store import Store
 
 _log = logging.getLogger("freemad.github")
@@ -48,14 +49,17 @@ class Router:
         store: Store,
         settings: Settings | None = None,
         *,
+        adapters: Adapters,
         ports: Mapping[str, AgentPort] | None = None,
     ) -> None:
+        """`adapters` run what the behaviours start (the front door's, from `freemad.wiring`);
+        an agent in `ports` answers through its port there instead."""
         self.config = config
         self.forge = forge
         self.store = store
         self.settings = settings or Settings()
         self.ports = dict(ports or {})
-        self.clients = Clients(config, forge, store, self.settings, self.ports)
+        self.clients = Clients(config, forge, store, self.settings, self.ports, adapters)
         self._bots = (*self.settings.allowed_bots, *config.github.allowed_bots)
         self._self = self.settings.self_login or config.github.self_login
 

@@ -20,6 +20,7 @@ from freemad.core.untrusted import clean
 from freemad.github.comments import render_reply
 from freemad.github.evolve_pr import PullRequestInfo
 from freemad.github.forge import Forge, PostedComment
+from freemad.ports import Adapters
 from freemad.store import Store
 
 _NO_CHECKOUT = (
@@ -54,13 +55,15 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Clients:
-    """What a front door hands the router, and the router every behaviour."""
+    """What a front door hands the router, and the router every behaviour: the runs' adapters
+    among them (`adapters`; `ports` are agents given as they are, scripted in tests)."""
 
     config: FreemadConfig
     forge: Forge
     store: Store
     settings: Settings
     ports: Mapping[str, AgentPort]
+    adapters: Adapters
 
     def clean(self, text: str) -> str:
         """Untrusted text as agents are given it: cleaned, and cut at the config's limit."""
@@ -114,6 +117,10 @@ class Thread:
     @property
     def ports(self) -> Mapping[str, AgentPort]:
         return self.clients.ports
+
+    @property
+    def adapters(self) -> Adapters:
+        return self.clients.adapters
 
     # --- untrusted text -----------------------------------------------------------------------
 

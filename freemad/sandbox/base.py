@@ -18,6 +18,11 @@ from freemad.sandbox.process import CommandResult
 
 Mode = Literal["auto", "bubblewrap", "container", "host"]
 
+
+class SandboxUnavailable(Exception):
+    """No sandbox can run here and the config did not ask for the host."""
+
+
 # Where people keep credentials, relative to their home folder: hidden from every sandboxed call.
 CREDENTIAL_STORES = (
     ".ssh",
@@ -109,4 +114,40 @@ class Sandbox(Protocol):
 
     def problem(self) -> str | None:
         """None when calls can run; else why they cannot, one line."""
+        ...
+
+    def network_isolated(self) -> bool:
+        """Whether code it runs (`run`) is cut off from the network."""
+        ...
+
+
+class ContainerSpec(Protocol):
+    """The container settings a sandbox needs; `freemad.config.evolve.ContainerConfig` fits."""
+
+    @property
+    def enabled(self) -> bool: ...
+    @property
+    def runtime(self) -> str: ...
+    @property
+    def image(self) -> str | None: ...
+
+
+class SandboxFactory(Protocol):
+    """Chooses the sandbox a runtime's calls run in, as the config says. The surfaces hand the
+    runtimes one (`freemad.wiring`); the runtimes never choose or build a sandbox themselves."""
+
+    def code(
+        self,
+        mode: str,
+        network: bool = False,
+        env_passthrough: Sequence[str] = (),
+        container: ContainerSpec | None = None,
+    ) -> Sandbox:
+        """Where code an agent wrote or chose runs (`security.sandbox` is `mode`). ValueError when
+        a passthrough name looks like a secret."""
+        ...
+
+    def agent(self, mode: str, *, container_judge: bool = False) -> Sandbox:
+        """Where agent CLIs that edit files run; `container_judge`: the judge runs in a
+        container."""
         ...

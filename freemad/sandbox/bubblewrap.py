@@ -75,6 +75,9 @@ class BubblewrapSandbox:
             return "bubblewrap (bwrap) is not installed"
         return probe(self.program)
 
+    def network_isolated(self) -> bool:
+        return not self.network  # a network namespace of its own
+
     # --- the command line -----------------------------------------------------------------------
 
     def _base(self, *, code: bool) -> list[str]:

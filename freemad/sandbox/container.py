@@ -50,6 +50,9 @@ class ContainerSandbox:
             self._checked = True
         return self._problem
 
+    def network_isolated(self) -> bool:
+        return not self.network  # --network none
+
     def _probe(self) -> str | None:
         if not self.image:
             return f"{self.runtime} container has no image; set judge.container.image"

@@ -98,3 +98,6 @@ class HostSandbox:
 
     def problem(self) -> str | None:
         return None
+
+    def network_isolated(self) -> bool:
+        return not self.network and bool(network_isolation())

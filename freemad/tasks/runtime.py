@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from freemad import runner
-from freemad.agents.base import AgentFactory, AgentPort
+from freemad.agents.base import AgentPort
 from freemad.config.load import config_digest
 from freemad.config.models import FreemadConfig
 from freemad.core.tasks import (
@@ -37,9 +37,10 @@ from freemad.core.tasks import (
 )
 from freemad.errors import ConfigError, UsageError
 from freemad.logs import step_line
+from freemad.ports import Adapters, required
 from freemad.store.base import Store
-from freemad.tasks.gitspace import TaskWorkspace
 from freemad.tasks.steps import Stepper
+from freemad.workspace.base import Repositories, TaskWorktree
 
 Step = tuple[str, dict[str, Any]]
 StepSink = Callable[[str, dict[str, Any]], None]
@@ -56,13 +57,15 @@ class TaskRunner:
         on_step: StepSink | None = None,
         config_arg: str = "",
         on_call: StepSink | None = None,
-        agent_factory: AgentFactory | None = None,
+        adapters: Adapters | None = None,
     ) -> None:
         self.config = config
         self.store = store
-        # Each agent works through its port in `ports`, else through one `agent_factory` makes.
+        # Each agent works through its port in `ports`, else through one the agent factory of
+        # `adapters` makes; running a task needs them (its sandboxes, a code task's worktree),
+        # reading and steering one does not.
         self.given_ports = dict(ports or {})
-        self.agent_factory = agent_factory
+        self.adapters = adapters
         self.on_step = on_step
         # Told as each agent call begins (not a stored step): live progress shows the agent at
         # work; its reply or failure comes to `on_step` as a stored step.
@@ -92,7 +95,7 @@ class TaskRunner:
             raise ConfigError(f"agents: {exc}") from None
         task_id = task_id or uuid.uuid4().hex[:16]
         workspace = (
-            TaskWorkspace.open(root, task_id, self._worktrees_dir())
+            self._repos().task_worktree(root, task_id, self._worktrees_dir())
             if task_type == "code"
             else None
         )
@@ -202,8 +205,9 @@ class TaskRunner:
 
     async def _advance(self, task_id: str) -> TaskState:
         state = self.state(task_id)
+        adapters = required(self.adapters, "running a task")
         stepper = Stepper(
-            self.config, self.store, self.given_ports, self.agent_factory, self._workspace(state)
+            self.config, self.store, self.given_ports, adapters, self._workspace(state)
         )
         while True:
             state = self.state(task_id)
@@ -244,11 +248,15 @@ class TaskRunner:
             if self.on_call is not None:
                 self.on_call("agent_called", where)
 
-    def _workspace(self, state: TaskState) -> TaskWorkspace | None:
+    def _workspace(self, state: TaskState) -> TaskWorktree | None:
         """Code tasks in a git repository work on a branch in a worktree of their own."""
         if state.task_type != "code":
             return None
-        return TaskWorkspace.open(Path(state.workspace_root), state.task_id, self._worktrees_dir())
+        worktrees = self._worktrees_dir()
+        return self._repos().task_worktree(Path(state.workspace_root), state.task_id, worktrees)
+
+    def _repos(self) -> Repositories:
+        return required(self.adapters, "a code task's worktree").repos
 
     def _worktrees_dir(self) -> Path:
         configured = self.config.task.worktrees_dir

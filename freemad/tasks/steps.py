@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from freemad.agents.base import AgentFactory, AgentPort, CallRequest, port_for
+from freemad.agents.base import AgentPort, CallRequest
 from freemad.config.models import FreemadConfig, Mode
 from freemad.core.tasks import REVIEWS, Call, TaskState, after_failure, after_reply
-from freemad.sandbox import Sandbox, View, agent_sandbox, code_sandbox
+from freemad.ports import Adapters, port_for
+from freemad.sandbox.base import Sandbox, View
 from freemad.store.base import Store
-from freemad.tasks.gitspace import TaskWorkspace
 from freemad.tasks.protocol import (
     ResponseError,
     TaskRequest,
@@ -24,6 +24,7 @@ from freemad.tasks.protocol import (
     parse_response,
     render_prompt,
 )
+from freemad.workspace.base import TaskWorktree
 from freemad.workspace.policy import apply_writes, check_command
 
 Step = tuple[str, dict[str, Any]]
@@ -37,18 +38,18 @@ class Stepper:
         config: FreemadConfig,
         store: Store,
         ports: Mapping[str, AgentPort],
-        agent_factory: AgentFactory | None,
-        workspace: TaskWorkspace | None,
+        adapters: Adapters,
+        workspace: TaskWorktree | None,
     ) -> None:
         self.config = config
         self.store = store
         self.given_ports = dict(ports)
-        self.agent_factory = agent_factory
+        self.adapters = adapters
         self.workspace = workspace
         self.policy = config.task.tool_policy
         mode = config.security.sandbox
-        self.sandbox: Sandbox = code_sandbox(mode, self.policy.command_network)
-        self.agent_box = agent_sandbox(mode)
+        self.sandbox: Sandbox = adapters.sandboxes.code(mode, self.policy.command_network)
+        self.agent_box = adapters.sandboxes.agent(mode)
 
     def agent_sandbox_for(self, state: TaskState) -> Sandbox | None:
         """A code task's agents edit files: they run in the sandbox, in a worktree or in place."""
@@ -210,7 +211,7 @@ class Stepper:
         return port_for(
             agent_id,
             self.given_ports,
-            self.agent_factory,
+            self.adapters,
             self.config,
             workdir=str(self.workdir(state)),
             sandbox=self.agent_sandbox_for(state),

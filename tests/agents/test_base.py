@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ from freemad.agents.base import AgentFactory, AgentPort
 from freemad.config.models import AgentConfig
 from freemad.debate import run_debate
 from freemad.sandbox import View
-from freemad.wiring import make_agent
+from freemad.wiring import ADAPTERS, make_agent
 from tests.conftest import ScriptedAgent, generation, scripted_config
 
 
@@ -30,7 +31,8 @@ def test_a_debate_makes_the_ports_it_was_not_given_with_its_factory() -> None:
     factory = RecordingFactory()
     given = {"a": ScriptedAgent("a").script(generation("from a"))}
     config = scripted_config(["a", "b", "c"])
-    result = run_debate("q", config, rounds=0, agents=given, agent_factory=factory)
+    adapters = replace(ADAPTERS, agents=factory)
+    result = run_debate("q", config, rounds=0, agents=given, adapters=adapters)
 
     assert result.status == "completed"
     assert set(factory.made) == {"b", "c"}

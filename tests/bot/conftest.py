@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,7 +17,7 @@ from huey.exceptions import RetryTask
 from freemad.bot.claims import Claims
 from freemad.bot.deliveries import DeliveryLog
 from freemad.bot.executors import LocalExecutor
-from freemad.bot.job import Backoff
+from freemad.bot.job import Backoff, Job
 from freemad.bot.journal import Claim
 from freemad.bot.ports import Delivery
 from freemad.bot.queue import (
@@ -71,8 +73,7 @@ class Env:
                 self.delays.append(exc.delay)
 
     def register(self, run: Scripted, backoff: Backoff | None = None) -> None:
-        register(
-            self.huey,
+        job = Job(
             self.settings,
             deliveries=self.deliveries,
             claims=self.claims,
@@ -80,6 +81,7 @@ class Env:
             forge_factory=lambda settings, installation: self.forge,
             backoff=backoff or Backoff(attempts=3, base=0.01, factor=2.0),
         )
+        register(self.huey, job)
 
     def accept(self, job: Delivery) -> None:
         """What the web edge does: record, then submit."""
@@ -125,3 +127,10 @@ def consumer(env: Env) -> Iterator[Callable[[], Any]]:
 
 
 LABELED = delivery("d-label", "issues", labeled_issue())
+
+
+def dead_pid() -> int:
+    """The pid of a process that has ended (an owner whose process is gone)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid

@@ -7,7 +7,7 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from freemad.cli_bot import GUNICORN_CONF, WSGI_APP, bot_group
+from freemad.cli.bot import GUNICORN_CONF, WSGI_APP, bot_group
 
 SECRET = "cli-test-secret"
 TOKEN = "ghp_cli_test_token"

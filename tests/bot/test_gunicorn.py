@@ -186,7 +186,7 @@ def test_freemad_bot_serve_help_from_the_console_script() -> None:
     from freemad.cli import cli
 
     if "bot" not in cli.commands:
-        pytest.skip("the bot group is not registered in freemad/cli.py yet")
+        pytest.skip("the bot group is not registered in freemad/cli/root.py yet")
     done = subprocess.run(
         [sys.executable, "-m", "freemad", "bot", "serve", "--help"],
         capture_output=True,
@@ -204,7 +204,7 @@ def test_freemad_bot_serve_end_to_end(tmp_path: Path) -> None:
     from freemad.cli import cli
 
     if "bot" not in cli.commands:
-        pytest.skip("the bot group is not registered in freemad/cli.py yet")
+        pytest.skip("the bot group is not registered in freemad/cli/root.py yet")
     port = free_port()
     argv = [sys.executable, "-m", "freemad", "bot", "serve", "--host", "127.0.0.1"]
     env = {**bot_env(tmp_path, port), "FREEMAD_EXECUTOR": "local"}

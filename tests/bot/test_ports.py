@@ -91,6 +91,7 @@ def test_acknowledgements_line_up_only_where_both_adapters_say_they_are_local(
 ) -> None:
     from huey import MemoryHuey  # type: ignore[import-untyped]
 
+    from freemad.bot.job import Job
     from freemad.bot.queue import register
 
     lock = tmp_path / "state" / "ack.lock"
@@ -102,7 +103,7 @@ def test_acknowledgements_line_up_only_where_both_adapters_say_they_are_local(
         assert post(slow, "d-1") == 202 and not lock.exists()
         # The local queue on a SQLite log: the acknowledgement lock.
         huey = MemoryHuey("ports-test", results=False)
-        register(huey, settings, deliveries=log)
+        register(huey, Job(settings, deliveries=log))
         quick = create_app(settings, executor=LocalExecutor(huey), deliveries=log).test_client()
         assert LocalExecutor.quick_submit and log.local_file
         assert post(quick, "d-2") == 202 and lock.exists()

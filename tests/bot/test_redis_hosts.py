@@ -18,6 +18,7 @@ import pytest
 
 from freemad.bot.claims import Claims
 from freemad.bot.deliveries import DeliveryLog
+from freemad.bot.job import Job
 from freemad.bot.journal import Claim
 from freemad.bot.ports import Delivery, Effect, Owner
 from freemad.bot.queue import make_huey, recover_stale, register, waiting
@@ -59,7 +60,6 @@ def test_a_delivery_recorded_on_one_host_is_worked_on_another(
     tmp_path: Path, redis_url: str
 ) -> None:
     from freemad.bot.executors import executor_from
-    from freemad.bot.job import Job
     from freemad.bot.web import create_app
 
     host_a = settings_for(tmp_path / "host-a", redis_url)
@@ -69,7 +69,7 @@ def test_a_delivery_recorded_on_one_host_is_worked_on_another(
     assert post(app, "d-shared", labeled_issue()) == 200  # a redelivery: a duplicate
 
     huey_b = make_huey(host_b)
-    register(huey_b, host_b)
+    register(huey_b, Job(host_b))
     assert waiting(huey_b) == {"d-shared"}
 
     ran: list[str] = []
@@ -101,7 +101,7 @@ def test_a_delivery_recorded_on_one_host_is_worked_on_another(
 def test_the_sweep_finds_work_a_worker_on_another_host_left(tmp_path: Path, redis_url: str) -> None:
     host_b = settings_for(tmp_path / "host-b", redis_url)
     huey = make_huey(host_b)
-    register(huey, host_b)
+    register(huey, Job(host_b))
     log, claims = delivery_log(host_b), claims_store(host_b)
     try:
         for name in ("killed", "alive", "done"):

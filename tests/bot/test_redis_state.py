@@ -7,8 +7,6 @@ What Redis is for (several hosts) and a Redis that does not answer: test_redis_h
 from __future__ import annotations
 
 import hashlib
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,6 +17,7 @@ import pytest
 
 from freemad.bot.claims import Claims
 from freemad.bot.deliveries import DeliveryLog
+from freemad.bot.job import Job
 from freemad.bot.journal import Claim, JournalForge
 from freemad.bot.ports import Delivery, Effect, Owner
 from freemad.bot.queue import make_huey, recover_stale, register, waiting
@@ -26,6 +25,7 @@ from freemad.bot.settings import BotSettings
 from freemad.bot.stores import claims_store, delivery_log
 from freemad.github.forge import RecordingForge
 from tests.bot import test_end_to_end
+from tests.bot.conftest import dead_pid
 from tests.github.payloads import REPO
 
 # The fixture of the end-to-end test: a real redis-server on loopback, stopped after the test.
@@ -263,7 +263,7 @@ def test_the_sweep_finds_a_killed_job_behind_any_number_of_newer_deliveries(
     log, claims = backend.log(), backend.claims()
     settings = settings_for(tmp_path / "sweep")
     huey = make_huey(settings)  # the queue itself is SQLite here: the stores are under test
-    register(huey, settings, deliveries=log, claims=claims)
+    register(huey, Job(settings, deliveries=log, claims=claims))
     try:
         assert log.record(delivery("killed"))
         claims.claim("killed", Owner(Owner.here().host, dead_pid(), "gone"))
@@ -339,12 +339,6 @@ def test_two_hosts_contend_for_one_claim_and_one_wins(backend: Backend) -> None:
     (winner, _), (a, b) = winners[0], hosts
     assert a.holds("contended", winner) and b.holds("contended", winner)
     assert all(not a.holds("contended", o) for o in owners if o != winner)
-
-
-def dead_pid() -> int:
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    child.wait()
-    return child.pid
 
 
 def test_a_holder_gone_on_this_host_is_not_live(backend: Backend) -> None:

@@ -285,6 +285,7 @@ def test_a_replay_under_a_new_delivery_id_is_a_duplicate_and_queues_no_job(
     from huey import MemoryHuey  # type: ignore[import-untyped]
 
     from freemad.bot.executors import LocalExecutor
+    from freemad.bot.job import Job
     from freemad.bot.queue import register, waiting
     from freemad.bot.redis_state import RedisDeliveryLog
 
@@ -295,7 +296,7 @@ def test_a_replay_under_a_new_delivery_id_is_a_duplicate_and_queues_no_job(
     else:
         deliveries = DeliveryLog(settings.deliveries_path)
     huey = MemoryHuey("replay-test", results=False)
-    register(huey, settings, deliveries=deliveries)
+    register(huey, Job(settings, deliveries=deliveries))
     client = create_app(settings, executor=LocalExecutor(huey), deliveries=deliveries).test_client()
     body = json.dumps(labeled_issue()).encode()
 

@@ -25,6 +25,7 @@ import yaml
 from freemad.bot.claims import Claims
 from freemad.bot.deliveries import DeliveryLog
 from freemad.bot.executors import LocalExecutor, executor_from
+from freemad.bot.job import Job
 from freemad.bot.queue import make_huey, register
 from freemad.bot.settings import BotSettings
 from freemad.bot.web import create_app
@@ -170,7 +171,7 @@ def test_a_worker_killed_mid_job_is_replaced_and_the_job_completes_exactly_once(
 
     # The queue is empty, the heartbeat fresh, and no claim is left behind.
     huey = make_huey(bot.settings)
-    register(huey, bot.settings)
+    register(huey, Job(bot.settings))
     executor = LocalExecutor(huey)
     bot.wait_for(lambda: executor.heartbeat() is not None, 15, "a heartbeat")
     assert executor.depth() == 0

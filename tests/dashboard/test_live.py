@@ -25,7 +25,7 @@ from freemad.dashboard.sources import StoreSource
 from tests.dashboard.browser import LivePage
 from tests.dashboard.test_server import SMOKE, freemad, start_task
 
-DASHBOARD = [sys.executable, "-m", "freemad.cli_dashboard"]
+DASHBOARD = [sys.executable, "-m", "freemad.cli.dashboard"]
 
 
 def free_port() -> int:

@@ -29,7 +29,7 @@ from freemad.dashboard.starter import CSRF_COOKIE
 from freemad.debate import run_debate, write_transcript
 from freemad.errors import FreemadError
 from freemad.redact import Redactor
-from freemad.wiring import make_agent
+from freemad.wiring import ADAPTERS
 
 ROOT = Path(__file__).resolve().parents[2]
 # The shipped copy of configs/autonomous_smoke.yaml; its store lives in the current folder.
@@ -109,7 +109,7 @@ def debate_into(folder: Path, requirement: str = REQUIREMENT) -> str:
     config = default_config()
     output = config.output.model_copy(update={"transcript_dir": str(folder)})
     config = config.model_copy(update={"output": output})
-    result = run_debate(requirement, config, rounds=1, agent_factory=make_agent)
+    result = run_debate(requirement, config, rounds=1, adapters=ADAPTERS)
     assert result.status == "completed", result.error
     write_transcript(result, config.output, Redactor(config.security.redact_patterns))
     return result.run_id

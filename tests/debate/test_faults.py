@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from freemad.debate import run_debate
-from freemad.wiring import make_agent
+from freemad.wiring import ADAPTERS
 from tests.conftest import make_config, mock_agent
 
 # The hung agents below sleep for an hour; the run must end long before that.
@@ -29,7 +29,7 @@ def faulty_debate(fault: str, *extra: str, hard_ms: int = 3_000, **sections):
     )
     started = time.monotonic()
     result = run_debate(
-        "Write a function that returns Fibonacci(n).", config, rounds=1, agent_factory=make_agent
+        "Write a function that returns Fibonacci(n).", config, rounds=1, adapters=ADAPTERS
     )
     return result, time.monotonic() - started
 
@@ -104,7 +104,7 @@ def test_an_agent_timeout_is_the_smallest_limit_that_applies() -> None:
         budget={"max_agent_time_sec": 1.0},
     )
     started = time.monotonic()
-    result = run_debate("Fibonacci please", config, rounds=0, agent_factory=make_agent)
+    result = run_debate("Fibonacci please", config, rounds=0, adapters=ADAPTERS)
     turn = result.transcript[0].agents["slow"]
     assert turn.error is not None and turn.error.cause == "timeout"
     assert "within 1.0s" in turn.error.detail
@@ -116,7 +116,7 @@ def test_when_too_few_answer_the_run_fails_and_says_why() -> None:
         [mock_agent("a", "--fault", "crash"), mock_agent("b", "--fault", "crash"), mock_agent("c")],
         deadlines={"min_agents": 2},
     )
-    result = run_debate("anything", config, rounds=1, agent_factory=make_agent)
+    result = run_debate("anything", config, rounds=1, adapters=ADAPTERS)
     assert result.status == "failed"
     assert "only 1 of 3 agents answered in round 0" in (result.error or "")
     assert len(result.transcript) == 1
@@ -127,7 +127,7 @@ def test_a_missing_program_is_a_spawn_error() -> None:
         [mock_agent("a"), mock_agent("b"), {"id": "ghost", "cli_command": "/nonexistent/agent"}],
         deadlines={"min_agents": 2},
     )
-    result = run_debate("anything", config, rounds=0, agent_factory=make_agent)
+    result = run_debate("anything", config, rounds=0, adapters=ADAPTERS)
     turn = result.transcript[0].agents["ghost"]
     assert turn.error is not None and turn.error.cause == "spawn_error"
     assert "/nonexistent/agent" in turn.error.detail

@@ -16,7 +16,7 @@ from freemad.config import FreemadConfig
 from freemad.evolve.runtime import EvolveRunner
 from freemad.store import SqliteStore
 from freemad.tasks.protocol import MARKER
-from freemad.wiring import make_agent, open_evolve_store
+from freemad.wiring import ADAPTERS, open_evolve_store
 from tests.conftest import make_config
 
 PY = sys.executable
@@ -182,6 +182,6 @@ def harness(root: Path, workers: Iterable[Worker], config: FreemadConfig) -> Har
         config_dir=root,
         ports=ports,
         worktrees_dir=root / "worktrees",
-        agent_factory=make_agent,
+        adapters=ADAPTERS,
     )
     return Harness(root, config, store, runner)

@@ -9,7 +9,8 @@ import shlex
 import click
 from click.testing import CliRunner
 
-from freemad.cli_show import output_options, show_evolve
+from freemad.cli.options import output_options
+from freemad.cli.show import show_evolve
 from freemad.core.evolve_state import fold
 from freemad.evolve.report import render_report
 from tests.evolve.test_report import RunBuilder, realistic_run

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from freemad.core.evolve_state import Status
-from freemad.evolve.lineage import Lineage
 from freemad.sandbox.host import die_with_parent
+from freemad.workspace.lineage import Lineage
 from tests.evolve.runs import PY, Worker, calc, evolve_config, git, harness, make_repo
 
 PROJECT = Path(__file__).resolve().parents[2]

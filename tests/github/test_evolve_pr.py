@@ -22,6 +22,7 @@ from freemad.github.evolve_pr import (
 )
 from freemad.github.forge import RecordingForge
 from freemad.store import SqliteStore
+from freemad.wiring import ADAPTERS
 from tests.conftest import make_config
 from tests.evolve.runs import Edit, Worker, calc, evolve_config, git, make_repo
 
@@ -80,6 +81,7 @@ def start(
         "make add cheaper",
         workspace,
         ports={"worker": worker},
+        adapters=ADAPTERS,
         worktrees_dir=origin.root / "worktrees",
     )
 
@@ -164,7 +166,15 @@ def test_a_pr_from_a_fork_is_refused_and_nothing_runs(origin: Origin) -> None:
 def test_a_config_without_an_evolve_section_is_refused(origin: Origin) -> None:
     config = make_config([{"id": "worker", "cli_command": "scripted"}])
     with pytest.raises(ConfigError, match="no evolve: section"):
-        start_evolve(config, origin.store, origin.forge, origin.pr(), "goal", origin.clone("job1"))
+        start_evolve(
+            config,
+            origin.store,
+            origin.forge,
+            origin.pr(),
+            "goal",
+            origin.clone("job1"),
+            adapters=ADAPTERS,
+        )
 
 
 def test_a_later_job_resumes_a_waiting_run_and_pushes_fast_forward(origin: Origin) -> None:
@@ -200,6 +210,7 @@ def test_a_later_job_resumes_a_waiting_run_and_pushes_fast_forward(origin: Origi
         workspace,
         answer="lower COST below 25",
         ports={"worker": later},
+        adapters=ADAPTERS,
         worktrees_dir=origin.root / "worktrees2",
     )
 
@@ -235,6 +246,7 @@ def test_a_push_someone_else_raced_is_refused_in_one_line(origin: Origin) -> Non
             "make add cheaper",
             workspace,
             ports={"worker": Worker("worker", [calc(30)])},
+            adapters=ADAPTERS,
             worktrees_dir=origin.root / "worktrees",
             on_step=race,
         )

@@ -23,7 +23,7 @@ from freemad.github.pygithub_forge import PyGithubForge
 from freemad.github.standin import StandIn
 from freemad.store import SqliteStore
 from freemad.tasks.runtime import TaskRunner
-from freemad.wiring import make_agent
+from freemad.wiring import ADAPTERS
 
 PY = sys.executable
 REPO = "octo/widgets"
@@ -58,7 +58,7 @@ class Job:
         return dict(line.split() for line in out.splitlines())
 
     def code_task(self, workspace: Path) -> str:
-        runner = TaskRunner(self.config, self.store, agent_factory=make_agent)
+        runner = TaskRunner(self.config, self.store, adapters=ADAPTERS)
         state = runner.start("code", GOAL, workspace)
         assert state.status.value == "completed", state.question
         return state.task_id
@@ -159,7 +159,7 @@ def test_where_actions_may_not_open_prs_the_branch_is_pushed_and_linked(job: Job
 
 def test_a_task_that_did_not_complete_or_plan_cannot_be_published(job: Job) -> None:
     workspace = job.clone("job1")
-    runner = TaskRunner(job.config, job.store, agent_factory=make_agent)
+    runner = TaskRunner(job.config, job.store, adapters=ADAPTERS)
     state = runner.start("plan", "Plan calc.add", workspace)
     with pytest.raises(UsageError, match="only a completed code task"):
         publish_task(

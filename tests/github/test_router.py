@@ -16,6 +16,7 @@ from freemad.github.forge import RecordingForge
 from freemad.github.router import Router
 from freemad.github.thread import Settings
 from freemad.store import SqliteStore
+from freemad.wiring import ADAPTERS
 from tests.conftest import MOCK_AGENT, make_config, mock_agent
 from tests.github.payloads import REPO, issue_comment, labeled_issue, review_comment
 
@@ -53,7 +54,7 @@ def router(
         workspace=tmp_path,
         job_url=job_url,
     )
-    return Router(config, forge, store, settings), forge
+    return Router(config, forge, store, settings, adapters=ADAPTERS), forge
 
 
 def bodies(forge: RecordingForge) -> list[str]:

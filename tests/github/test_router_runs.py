@@ -9,6 +9,7 @@ from typing import Any
 from freemad.github.forge import PullRequestDetails, RecordingForge
 from freemad.github.router import Router
 from freemad.github.thread import Settings
+from freemad.wiring import ADAPTERS
 from tests.evolve.runs import Worker, calc, evolve_config, git
 from tests.github.payloads import issue_comment, labeled_issue
 from tests.github.test_evolve_pr import REPO, Origin, origin
@@ -31,7 +32,14 @@ def router_for(origin: Origin, workspace: Path, worker: Worker, **config: Any) -
         7, f"https://github.com/{REPO}/pull/7", "feature", origin.head, "main", REPO
     )
     settings = Settings(self_login="freemad[bot]", workspace=workspace)
-    return Router(evolve_config(**config), forge, origin.store, settings, ports={"worker": worker})
+    return Router(
+        evolve_config(**config),
+        forge,
+        origin.store,
+        settings,
+        adapters=ADAPTERS,
+        ports={"worker": worker},
+    )
 
 
 def test_an_evolve_comment_on_a_pull_request_runs_pushes_and_opens_a_draft(
@@ -88,7 +96,9 @@ def test_an_evolve_command_on_an_issue_is_refused(origin: Origin) -> None:
 
 def test_a_code_task_is_published_only_after_approve_publish(job: Job) -> None:
     forge = RecordingForge(permissions={"alice": "write"})
-    first = Router(job.config, forge, job.store, Settings(workspace=job.clone("job1")))
+    first = Router(
+        job.config, forge, job.store, Settings(workspace=job.clone("job1")), adapters=ADAPTERS
+    )
     payload = labeled_issue("freemad:code")
     payload["repository"]["full_name"] = PUBLISH_REPO
     started = first.handle("issues", payload)
@@ -98,7 +108,9 @@ def test_a_code_task_is_published_only_after_approve_publish(job: Job) -> None:
     [progress] = forge.comments.values()
     assert "Nothing is published until" in progress[2]
 
-    later = Router(job.config, forge, job.store, Settings(workspace=job.clone("job2")))
+    later = Router(
+        job.config, forge, job.store, Settings(workspace=job.clone("job2")), adapters=ADAPTERS
+    )
     approve = issue_comment("/freemad approve publish")
     approve["repository"]["full_name"] = PUBLISH_REPO
     outcome = later.handle("issue_comment", approve)

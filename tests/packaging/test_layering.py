@@ -107,6 +107,28 @@ def test_the_copy_passes_as_the_package_does(tmp_path: Path) -> None:
             "freemad.store -> freemad.store.sqlite",
         ),
         (
+            # The repository port is freemad.workspace.base; its GitPython adapter is handed.
+            "runtimes-handed-adapters",
+            {"freemad/evolve/runtime.py": "from freemad.workspace.lineage import Lineage"},
+            "freemad.evolve.runtime -> freemad.workspace.lineage",
+        ),
+        (
+            "runtimes-handed-sandboxes",
+            {"freemad/debate/validation.py": "from freemad.sandbox.host import HostSandbox"},
+            "freemad.debate.validation -> freemad.sandbox.host",
+        ),
+        (
+            # The package's __init__ re-exports the choosers: the port is freemad.sandbox.base.
+            "runtimes-handed-sandboxes",
+            {"freemad/tasks/steps.py": "from freemad.sandbox import code_sandbox"},
+            "freemad.sandbox -> freemad.sandbox.choose",
+        ),
+        (
+            "github-handed-adapters",
+            {"freemad/github/behaviours/debate.py": "from freemad.wiring import make_agent"},
+            "freemad.github.behaviours.debate -> freemad.wiring",
+        ),
+        (
             "runtimes-no-adapter-libraries",
             {"freemad/tasks/runtime.py": "import git"},
             "freemad.tasks.runtime -> git",

@@ -20,7 +20,7 @@ import yaml
 from freemad.config.load import parse_config
 from freemad.evolve.runtime import EvolveRunner
 from freemad.store import SqliteStore
-from freemad.wiring import make_agent, open_evolve_store
+from freemad.wiring import ADAPTERS, open_evolve_store
 from tests.conftest import needs_bwrap
 
 __all__ = ["needs_bwrap"]
@@ -168,7 +168,7 @@ def runner(
         store,
         config_dir=root,
         worktrees_dir=root / "worktrees",
-        agent_factory=make_agent,
+        adapters=ADAPTERS,
     )
     return run, store
 

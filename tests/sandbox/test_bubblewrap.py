@@ -24,7 +24,7 @@ from freemad.config.models import AgentConfig, Mode
 from freemad.debate.runtime import run_debate
 from freemad.sandbox import View, agent_sandbox, code_sandbox
 from freemad.store import SqliteStore
-from freemad.wiring import make_agent
+from freemad.wiring import ADAPTERS
 from tests.conftest import MOCK_AGENT, make_config, mock_agent
 from tests.sandbox.attacks import (
     HOSTILE,
@@ -267,7 +267,7 @@ def test_debate_agents_run_sandboxed_when_asked(tmp_path: Path, marker: str) -> 
     config = make_config(
         agents, security={"sandbox_agents": True, "cli_allowed_commands": [MOCK_AGENT, PY]}
     )
-    result = run_debate("What is six times seven?", config, rounds=1, agent_factory=make_agent)
+    result = run_debate("What is six times seven?", config, rounds=1, adapters=ADAPTERS)
     assert result.status == "completed", result.error
     assert "d" in result.holders_history[0], "the daemon's agent answered in round 0"
     assert none_left(marker), "a debate agent's daemon outlived its call"

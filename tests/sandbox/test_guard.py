@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from freemad.evolve.guard import GitFolderSnapshot
+from freemad.workspace.guard import GitFolderSnapshot
 from tests.sandbox.attacks import commit_all, git
 
 

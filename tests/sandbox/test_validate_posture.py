@@ -20,7 +20,7 @@ def report(tmp_path: Path, sandbox: str, editable: list[str] | None) -> dict[str
         tmp_path, repo, "daemon", "m", sandbox=sandbox, judge=toy_judge(), editable=editable
     )
     with store:
-        return validate(run.evolve, run.sandbox, run.agent_box)
+        return validate(run.evolve, run.repos, run.sandbox, run.agent_box)
 
 
 def test_host_mode_is_reported_unsafe_and_a_missing_allowlist_is_warned(tmp_path: Path) -> None:

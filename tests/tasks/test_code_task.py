@@ -19,7 +19,7 @@ import yaml
 from freemad.config import parse_config
 from freemad.store import SqliteStore
 from freemad.tasks.runtime import TaskRunner
-from freemad.wiring import make_agent
+from freemad.wiring import ADAPTERS
 from tests.conftest import SANDBOX, needs_bwrap
 from tests.sandbox.attacks import kill_marked, new_marker, none_left
 
@@ -84,7 +84,7 @@ def runner(
     }
     config = parse_config(yaml.safe_dump(data))
     store = SqliteStore(config.task.store_path, config.task.artifacts_dir)
-    return TaskRunner(config, store, agent_factory=make_agent), store
+    return TaskRunner(config, store, adapters=ADAPTERS), store
 
 
 def checkout(repo: Path) -> tuple[str, str, str]:

@@ -47,7 +47,6 @@ def _run(
     from freemad.debate import run_debate
     from freemad.debate.transcript import transcript_data
     from freemad.redact import Redactor
-    from freemad.wiring import make_agent
 
     config, store, settings = clients.config, clients.store, clients.settings
     rounds = options.get("rounds")
@@ -56,7 +55,7 @@ def _run(
         config,
         rounds=int(rounds) if rounds is not None else None,
         agents=clients.ports or None,
-        agent_factory=make_agent,
+        adapters=clients.adapters,
     )
     # What is kept (on the state branch, published by Pages) and posted is redacted with the
     # config's patterns, as a transcript on disk is.

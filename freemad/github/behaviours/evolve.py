@@ -49,6 +49,7 @@ def start(thread: Thread, goal: str, options: Mapping[str, Any]) -> Outcome:
             goal,
             thread.settings.workspace,
             ports=thread.ports,
+            adapters=thread.adapters,
             on_step=step,
             web_url=thread.settings.web_url,
         )
@@ -109,6 +110,7 @@ def _carry_on(
             answer=answer,
             decline=decline,
             ports=thread.ports,
+            adapters=thread.adapters,
             web_url=thread.settings.web_url,
         )
     except FreemadError as exc:

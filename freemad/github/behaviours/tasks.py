@@ -138,8 +138,6 @@ class ProgressComment:
     task's runner, which tells it of every step."""
 
     def __init__(self, thread: Thread, comment_id: int, task_id: str) -> None:
-        from freemad.wiring import make_agent
-
         self.thread, self.comment_id, self.task_id = thread, comment_id, task_id
         self.shown = ""
         self.runner = TaskRunner(
@@ -147,7 +145,7 @@ class ProgressComment:
             thread.store,
             ports=thread.ports,
             on_step=self.step,
-            agent_factory=make_agent,
+            adapters=thread.adapters,
         )
 
     def step(self, kind: str, data: dict[str, Any]) -> None:

@@ -10,16 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from freemad.core.lineage import branch_name, commit_message, tag_name
 from freemad.errors import FreemadError, UsageError
-from freemad.evolve.lineage import (
-    Lineage,
-    branch_name,
-    commit_message,
-    dirty_paths,
-    resolve_seed,
-    tag_name,
-)
-from tests.evolve.lineage_repos import (
+from freemad.workspace.lineage import Lineage, dirty_paths, resolve_seed
+from tests.gittools import git, isolated_git, snapshot
+from tests.workspace.lineage_repos import (
     PROTECTED,
     RUN,
     iterate,
@@ -28,7 +23,6 @@ from tests.evolve.lineage_repos import (
     repo,
     worktrees,
 )
-from tests.gittools import git, isolated_git, snapshot
 
 __all__ = ["isolated_git", "lineage", "repo", "worktrees"]  # fixtures, used by name
 
@@ -249,7 +243,7 @@ def test_redirecting_git_variables_are_refused(lineage, monkeypatch, tmp_path):
 _MODES_CHILD = """
 import os, sys
 from pathlib import Path
-from freemad.evolve.lineage import Lineage
+from freemad.workspace.lineage import Lineage
 repo, worktrees, seed = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 lineage = Lineage.open(repo, "{run}", seed, worktrees)
 wt = lineage.worktree

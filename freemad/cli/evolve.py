@@ -1,5 +1,5 @@
 """`freemad evolve ...`: validate, start, steer and report evolve runs. Runs print as text for a
-person on a terminal and as JSON for programs (freemad.cli_show); `report` prints markdown."""
+person on a terminal and as JSON for programs (freemad.cli.show); `report` prints markdown."""
 
 from __future__ import annotations
 
@@ -12,22 +12,18 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from freemad.cli_live import WorkLine
-from freemad.cli_show import note, output_options, print_json, show_evolve, wants_json
+from freemad.cli.live import WorkLine
+from freemad.cli.options import config_option, inspect_json_option, output_options, wants_json
+from freemad.cli.show import note, print_json, show_evolve
 from freemad.errors import FreemadError, UsageError
 
 if TYPE_CHECKING:
     from freemad.evolve.runtime import EvolveRunner
 
-_config_option = click.option(
-    "--config",
-    "-c",
-    "config_path",
-    metavar="FILE",
-    type=click.Path(dir_okay=False),
-    help="YAML or JSON config with an evolve: section (default: the freemad.yaml, .freemad.yaml, "
+_config_option = config_option(
+    "YAML or JSON config with an evolve: section (default: the freemad.yaml, .freemad.yaml, "
     "freemad.json or pyproject.toml found from the current folder upward); its paths resolve "
-    "against its folder.",
+    "against its folder."
 )
 
 
@@ -51,13 +47,12 @@ def _runner(
 ) -> Iterator[EvolveRunner]:
     """The runner on the config's store: `existing` (a missing store is a one-line error and is
     not created), `create`, or `scratch` (a throwaway one, for commands that store nothing)."""
-    from freemad.cli import _existing_store, _load_config
-    from freemad.cli_show import begin
-    from freemad.evolve.lineage import resolve_seed
+    from freemad.cli.loading import existing_store, load_config
+    from freemad.cli.show import begin
     from freemad.evolve.runtime import EvolveRunner
-    from freemad.wiring import make_agent, open_evolve_store, open_store
+    from freemad.wiring import ADAPTERS, open_evolve_store, open_store
 
-    loaded = _load_config(config_path)
+    loaded = load_config(config_path)
     config, source = loaded.config, loaded.source
     live = _Progress(sys.stderr) if progress and sys.stderr.isatty() else None
     begin(config, loaded.config_arg(), stream=live.stream if live else None)
@@ -74,9 +69,9 @@ def _runner(
             store = open_store(Path(scratch) / "evolve.db")
         else:
             if store_kind == "existing":
-                _existing_store(evolve.store_path)
+                existing_store(evolve.store_path)
             else:  # a repository evolve cannot use is one line, before any file is made
-                resolve_seed(Path(evolve.repo_path), evolve.seed_ref)
+                ADAPTERS.repos.resolve_seed(Path(evolve.repo_path), evolve.seed_ref)
             store = open_evolve_store(evolve)
         try:
             with live or nullcontext():
@@ -86,7 +81,7 @@ def _runner(
                     config_dir=source.base,
                     on_step=live.step if live else None,
                     config_arg=loaded.config_arg(),
-                    agent_factory=make_agent,
+                    adapters=ADAPTERS,
                 )
         finally:
             store.close()
@@ -124,7 +119,7 @@ def validate(config_path: str) -> None:
     from freemad.evolve.validate import validate as check
 
     with _runner(config_path, store_kind="scratch") as runner:
-        report = check(runner.evolve, runner.sandbox, runner.agent_box)
+        report = check(runner.evolve, runner.repos, runner.sandbox, runner.agent_box)
     for line in report["isolation"]:
         click.echo(f"isolation: {line}")
     baseline = report["baseline"]
@@ -165,7 +160,7 @@ def start(config_path: str, goal: str) -> None:
 def status(config_path: str, run_id: str | None) -> None:
     """The run: status, incumbent version and its scores, the question it waits on (with the
     command that answers it). Without RUN_ID, every run as a table."""
-    from freemad.cli_show import evolve_rows
+    from freemad.cli.show import evolve_rows
 
     with _runner(config_path) as runner:
         if run_id is None:
@@ -176,7 +171,7 @@ def status(config_path: str, run_id: str | None) -> None:
 
 @evolve_group.command("inspect")
 @_config_option
-@click.option("--json", is_flag=True, expose_value=False, help="Accepted: inspect prints JSON.")
+@inspect_json_option
 @click.argument("run_id")
 def inspect(config_path: str, run_id: str) -> None:
     """The run with its full event log, as JSON (always)."""
@@ -265,7 +260,7 @@ def answer(config_path: str, decline: bool, run_id: str, text: str | None) -> No
 @output_options
 def list_runs(config_path: str) -> None:
     """Every evolve run in the store, most recently active first, as a table."""
-    from freemad.cli_show import evolve_rows
+    from freemad.cli.show import evolve_rows
 
     with _runner(config_path) as runner:
         evolve_rows(runner.store.runs(kind="evolve"))

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from freemad.evolve.lineage import Lineage, commit_message, resolve_seed
+from freemad.core.lineage import commit_message
+from freemad.workspace.lineage import Lineage, resolve_seed
 from tests.gittools import add_user_changes, git
 
 RUN = "a1b2c3d4e5f60718"

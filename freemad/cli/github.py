@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from freemad.cli.options import config_option
 from freemad.errors import UsageError
 
 
@@ -43,7 +44,7 @@ def action() -> None:
 @click.option(
     "--payload", required=True, type=click.Path(exists=True, dir_okay=False), help="Webhook JSON."
 )
-@click.option("--config", "-c", "config_path", type=click.Path(dir_okay=False), help="Config file.")
+@config_option("Config file.")
 @click.option(
     "--permission",
     type=click.Choice(["admin", "maintain", "write", "triage", "read", "none"]),
@@ -54,14 +55,14 @@ def action() -> None:
 def simulate(event_name: str, payload: str, config_path: str | None, permission: str) -> None:
     """Run EVENT with PAYLOAD through the router against a local stand-in for GitHub's API,
     then print every request FREE-MAD made and what it would have posted."""
-    from freemad.cli import _load
+    from freemad.cli.loading import load_config
     from freemad.github.pygithub_forge import PyGithubForge
     from freemad.github.router import Router
     from freemad.github.standin import StandIn
     from freemad.github.thread import Settings
-    from freemad.wiring import open_store
+    from freemad.wiring import ADAPTERS, open_store
 
-    config = _load(config_path)
+    config = load_config(config_path).config
     body = Path(payload).read_bytes()
     try:
         sender = str(json.loads(body).get("sender", {}).get("login", ""))
@@ -80,7 +81,8 @@ def simulate(event_name: str, payload: str, config_path: str | None, permission:
         pages = (config.github.pages_url or "").rstrip("/")
         if pages:  # as the Action and the bot link it; without one there is no site to link
             settings.run_url = lambda kind, run_id: f"{pages}/runs/{run_id}.html"
-        outcome = Router(config, forge, store, settings).handle(event_name, body)
+        router = Router(config, forge, store, settings, adapters=ADAPTERS)
+        outcome = router.handle(event_name, body)
         for call in api.calls:
             click.echo(f"{call.method} {call.path} -> {call.status}")
             text = call.body.get("body") if isinstance(call.body, dict) else None

@@ -1,5 +1,5 @@
 """`freemad task ...`: start, steer and inspect autonomous tasks. Text for a person on a terminal,
-JSON for programs (freemad.cli_show)."""
+JSON for programs (freemad.cli.show)."""
 
 from __future__ import annotations
 
@@ -10,22 +10,21 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from freemad.cli_live import WorkLine
-from freemad.cli_show import note, output_options, print_json, wants_json
+from freemad.cli.live import WorkLine
+from freemad.cli.options import (
+    CONFIG_HELP,
+    config_option,
+    inspect_json_option,
+    output_options,
+    wants_json,
+)
+from freemad.cli.show import note, print_json
 
 if TYPE_CHECKING:
     from freemad.core.tasks import TaskState
     from freemad.tasks.runtime import TaskRunner
 
-_config_option = click.option(
-    "--config",
-    "-c",
-    "config_path",
-    metavar="FILE",
-    type=click.Path(dir_okay=False),
-    help="YAML or JSON config, or builtin:NAME (default: found from the current folder upward, "
-    "else the built-in mock agents); task.store_path names the store.",
-)
+_config_option = config_option(CONFIG_HELP.removesuffix(".") + "; task.store_path names the store.")
 
 
 @click.group("task")
@@ -49,15 +48,15 @@ def _runner(
 ) -> Iterator[TaskRunner]:
     """The runner on the config's store; unless `create`, a missing store is a one-line error
     (and is not created)."""
-    from freemad.cli import _existing_store, _load_config
-    from freemad.cli_show import begin
+    from freemad.cli.loading import existing_store, load_config
+    from freemad.cli.show import begin
     from freemad.tasks.runtime import TaskRunner
-    from freemad.wiring import make_agent, open_task_store
+    from freemad.wiring import ADAPTERS, open_task_store
 
-    loaded = _load_config(config_path)
+    loaded = load_config(config_path)
     config = loaded.config
     if not create:
-        _existing_store(config.task.store_path)
+        existing_store(config.task.store_path)
     live = _Progress(sys.stderr) if progress and sys.stderr.isatty() else None
     begin(config, loaded.config_arg(), stream=live.stream if live else None)
     store = open_task_store(config)
@@ -69,7 +68,7 @@ def _runner(
                 on_step=live.step if live else None,
                 config_arg=loaded.config_arg(),
                 on_call=live.call if live else None,
-                agent_factory=make_agent,
+                adapters=ADAPTERS,
             )
     finally:
         store.close()
@@ -99,7 +98,7 @@ def _call_key(data: dict[str, Any]) -> str:
 
 
 def _show(runner: TaskRunner, state: TaskState, *, with_row: bool = False) -> None:
-    from freemad.cli_show import show_task
+    from freemad.cli.show import show_task
     from freemad.redact import Redactor
 
     redactor = Redactor(runner.config.security.redact_patterns)
@@ -131,7 +130,7 @@ def status(config_path: str | None, task_id: str | None) -> None:
     Without TASK_ID, every task as a table. (JSON: the question is in `error`.)"""
     with _runner(config_path) as runner:
         if task_id is None:
-            from freemad.cli_show import task_rows
+            from freemad.cli.show import task_rows
 
             task_rows(runner.store.runs(kind="task"))
             return
@@ -216,7 +215,7 @@ def cancel(config_path: str | None, task_id: str) -> None:
 
 @task_group.command("inspect")
 @_config_option
-@click.option("--json", is_flag=True, expose_value=False, help="Accepted: inspect prints JSON.")
+@inspect_json_option
 @click.argument("task_id")
 def inspect(config_path: str | None, task_id: str) -> None:
     """The task with its full event log and artifacts, as JSON (always)."""
@@ -229,7 +228,7 @@ def inspect(config_path: str | None, task_id: str) -> None:
 @output_options
 def list_tasks(config_path: str | None) -> None:
     """Every task in the store, most recently active first, as a table."""
-    from freemad.cli_show import task_rows
+    from freemad.cli.show import task_rows
 
     with _runner(config_path) as runner:
         task_rows(runner.store.runs(kind="task"))

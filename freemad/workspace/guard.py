@@ -12,48 +12,29 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import git
 
-from freemad.evolve.lineage import branch_name, tag_name
+from freemad.core.lineage import branch_name, tag_name
+from freemad.workspace.base import RunRefs, Tampering
 from freemad.workspace.git import candidate_environment, commit_of, open_repo
-
-
-@dataclass(frozen=True, slots=True)
-class Tampering:
-    """One ref or file that is not what the store or the snapshot says."""
-
-    what: str
-    found: str
-    expected: str
-
-    def line(self) -> str:
-        return f"{self.what} is {self.found}, expected {self.expected}"
 
 
 def _short(commit: str | None) -> str:
     return commit[:12] if commit else "absent"
 
 
-def check_refs(
-    repo_root: Path,
-    run_id: str,
-    admitted: Mapping[int, str],
-    seed: str,
-    pending: tuple[int, str] | None,
-    *,
-    repair: bool,
-) -> list[Tampering]:
-    """The run's branch and `evolve/<run>/v*` tags against the admitted versions {version: commit};
-    with `repair`, every difference is undone. Before the baseline is admitted (`admitted` is
-    empty) the branch is at `seed` and no tag is expected yet.
+def check_refs(repo_root: Path, refs: RunRefs, *, repair: bool) -> list[Tampering]:
+    """The run's branch and `evolve/<run>/v*` tags against the admitted versions of `refs`; with
+    `repair`, every difference is undone. Before the baseline is admitted (none is) the branch is
+    at the seed and no tag is expected yet.
 
-    `pending` is an admission recorded as judged but not yet as a version: its tag and the
-    branch at its commit are a crash's leftovers, rolled forward later, not tampering.
+    The pending admission is recorded as judged but not yet as a version: its tag and the branch
+    at its commit are a crash's leftovers, rolled forward later, not tampering.
     """
+    run_id, admitted, seed, pending = refs.run_id, refs.admitted, refs.seed, refs.pending
     found: list[Tampering] = []
     branch = f"refs/heads/{branch_name(run_id)}"
     tip = admitted[max(admitted)] if admitted else seed

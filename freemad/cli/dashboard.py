@@ -9,6 +9,7 @@ import sys
 
 import click
 
+from freemad.cli.options import config_option, listen_options, store_options
 from freemad.errors import FreemadError, UsageError
 
 GUNICORN_CONF = "python:freemad.dashboard.gunicorn_conf"
@@ -32,8 +33,7 @@ _SETTINGS = (
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 @click.option("--dir", "transcripts", metavar="DIR", help="Folder of JSON debate transcripts.")
-@click.option("--task-store", metavar="DB", help="Task store (task.store_path).")
-@click.option("--evolve-store", metavar="DB", help="Evolve store (evolve.store_path).")
+@store_options
 @click.option(
     "--state-dir", metavar="DIR", help="A checkout of the GitHub state branch (freemad-state)."
 )
@@ -42,16 +42,7 @@ _SETTINGS = (
     metavar="URL",
     help="A commit's web page with {commit} for its hash; evolve versions link to it.",
 )
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option(
-    "--port", type=click.IntRange(1, 65535), default=8001, show_default=True, help="TCP port."
-)
-@click.option(
-    "--workers",
-    type=click.IntRange(1, 64),
-    default=None,
-    help="gunicorn worker processes (default: FREEMAD_WORKERS, else 2).",
-)
+@listen_options(port=8001, workers="gunicorn worker processes (default: FREEMAD_WORKERS, else 2).")
 @click.option(
     "--allow-start",
     is_flag=True,
@@ -64,14 +55,11 @@ _SETTINGS = (
     show_default=True,
     help="Environment variable holding the token POST /api/debates must bear.",
 )
-@click.option(
-    "--config",
-    "config_path",
-    metavar="FILE",
-    type=click.Path(dir_okay=False),
-    help="Config whose runs are served when no source is named, and that the debates "
-    "--allow-start starts use (default: FREEMAD_CONFIG, else one found from the current folder "
-    "upward, else built-in).",
+@config_option(
+    "Config whose runs are served when no source is named, and that the debates --allow-start "
+    "starts use (default: FREEMAD_CONFIG, else one found from the current folder upward, else "
+    "built-in).",
+    short=False,
 )
 def command(
     *,
@@ -104,7 +92,7 @@ def command(
     """
     from pathlib import Path
 
-    from freemad.cli import _load
+    from freemad.cli.loading import load_config
     from freemad.config.discover import find_config, state_paths
     from freemad.dashboard.server import create_app, stderr_warn
     from freemad.dashboard.sources import build_sources
@@ -112,7 +100,7 @@ def command(
     # Nothing named: the runs of the config found from here, each read once it exists.
     say_missing = any((transcripts, task_store, evolve_store, state_dir))
     if not say_missing:
-        defaults = state_paths(_load(config_path))
+        defaults = state_paths(load_config(config_path).config)
         if not any(path and Path(path).exists() for path in defaults.values()):
             raise click.UsageError(
                 "no runs yet here (no transcripts or stores of the config found from this "
@@ -201,8 +189,8 @@ def _check_port(host: str, port: int, bind: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the command; errors become one line on stderr and an exit status (freemad.cli_run)."""
-    from freemad.cli_run import run_cli
+    """Run the command; errors become one line on stderr and an exit status (freemad.cli.run)."""
+    from freemad.cli.run import run_cli
 
     run_cli(command, sys.argv[1:] if argv is None else argv, PROG)
 

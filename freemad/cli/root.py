@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING
 import click
 
 from freemad import __version__
+from freemad.cli.loading import load_config
+from freemad.cli.options import config_option
 from freemad.errors import FreemadError, UsageError
 
 if TYPE_CHECKING:
-    from freemad.config.discover import LoadedConfig
     from freemad.config.models import FreemadConfig
 
 _DEFAULT_COMMAND = "debate"
@@ -90,15 +91,7 @@ def cli() -> None:
     _DEFAULT_COMMAND, short_help="Debate a requirement and print the winner (the default)."
 )
 @click.argument("requirement", required=False)
-@click.option(
-    "--config",
-    "-c",
-    "config_path",
-    metavar="FILE",
-    type=click.Path(dir_okay=False),
-    help="YAML or JSON config, or builtin:NAME (default: found from the current folder upward, "
-    "else the built-in mock agents).",
-)
+@config_option()
 @click.option(
     "--rounds",
     "-r",
@@ -160,7 +153,7 @@ def debate_command(
                  1 the debate failed (or an agent is not healthy);
                  2 bad input: an option, the config or the requirement.
     """
-    config = _load(config_path)
+    config = load_config(config_path).config
     if health:
         _health(config, as_json=as_json)
         return
@@ -180,7 +173,7 @@ def debate_command(
 
 def _health(config: FreemadConfig, *, as_json: bool) -> None:
     from freemad.agents.health import check_agents
-    from freemad.cli_output import print_health
+    from freemad.cli.output import print_health
 
     reports = check_agents(config.enabled_agents)
     print_health(reports, as_json=as_json)
@@ -202,11 +195,11 @@ def _debate(
 ) -> None:
     from contextlib import nullcontext
 
-    from freemad.cli_output import print_result, progress_printer
+    from freemad.cli.output import print_result, progress_printer
     from freemad.debate import check_requirement, run_debate, write_transcript
     from freemad.logs import start_logging
     from freemad.redact import Redactor
-    from freemad.wiring import make_agent
+    from freemad.wiring import ADAPTERS
 
     if requirement == "-":
         requirement = _read_stdin()
@@ -222,7 +215,7 @@ def _debate(
     start_logging(config, verbose=verbose, stream=progress.stream if progress else None)
     with progress or nullcontext():
         result = run_debate(
-            requirement, config, rounds=rounds, on_event=progress, agent_factory=make_agent
+            requirement, config, rounds=rounds, on_event=progress, adapters=ADAPTERS
         )
     unsaved = None
     if config.output.save_transcript:
@@ -252,12 +245,12 @@ def _read_stdin() -> str:
 
 
 def _register_groups() -> None:
-    from freemad.cli_bot import bot_group
-    from freemad.cli_evolve import evolve_group
-    from freemad.cli_github import github_group
-    from freemad.cli_init import example_group, init_command
-    from freemad.cli_site import site_group
-    from freemad.cli_tasks import task_group
+    from freemad.cli.bot import bot_group
+    from freemad.cli.evolve import evolve_group
+    from freemad.cli.github import github_group
+    from freemad.cli.init import example_group, init_command
+    from freemad.cli.site import site_group
+    from freemad.cli.tasks import task_group
 
     cli.add_command(task_group)
     cli.add_command(evolve_group)
@@ -322,7 +315,7 @@ def config_check(path: str | None) -> None:
     Prints one line and exits 0 if it is valid; otherwise prints the first
     problem (file, line and key) on stderr and exits 2.
     """
-    loaded = _load_config(path)
+    loaded = load_config(path)
     config = loaded.config
     enabled = ", ".join(a.id for a in config.enabled_agents)
     shown = path or loaded.source.shown
@@ -343,29 +336,9 @@ def config_check(path: str | None) -> None:
             )
 
 
-def _load(path: str | None) -> FreemadConfig:
-    """The config of a command: --config, FREEMAD_CONFIG, one found upward, or the built-in;
-    its relative paths resolved against its folder (freemad.config.discover)."""
-    return _load_config(path).config
-
-
-def _load_config(path: str | None) -> LoadedConfig:
-    from freemad.config.discover import load
-
-    return load(path)
-
-
-def _existing_store(path: str) -> None:
-    """Commands about runs that exist never create a store: a missing one is a one-line error."""
-    from pathlib import Path
-
-    if not Path(path).is_file():
-        raise UsageError(f"no runs yet in {path}")
-
-
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI; errors become one line on stderr and an exit status (freemad.cli_run)."""
-    from freemad.cli_run import run_cli
+    """Run the CLI; errors become one line on stderr and an exit status (freemad.cli.run)."""
+    from freemad.cli.run import run_cli
 
     run_cli(cli, sys.argv[1:] if argv is None else argv, "freemad")
 

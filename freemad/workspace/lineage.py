@@ -7,18 +7,30 @@ folder explicitly), reach outside the worktree, or change a protected path.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import subprocess
-from collections.abc import Collection, Iterator, Mapping, Sequence
+import tarfile
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import git
 
+from freemad.core.lineage import branch_name, tag_name
 from freemad.errors import FreemadError, UsageError
-from freemad.evolve.worktree_fs import (
+from freemad.workspace.git import (
+    COMMIT_CONFIG,
+    candidate_environment,
+    commit_of,
+    inert_config,
+    open_checkout,
+    open_repo,
+    registered_worktrees,
+)
+from freemad.workspace.worktree_fs import (
     admin_of,
     clear_locks,
     cut_short,
@@ -30,28 +42,11 @@ from freemad.evolve.worktree_fs import (
     repair_dotgit,
     tidy,
 )
-from freemad.workspace.git import (
-    COMMIT_CONFIG,
-    candidate_environment,
-    commit_of,
-    inert_config,
-    open_checkout,
-    open_repo,
-    registered_worktrees,
-)
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 # Worktree commands: also no detached-HEAD advice (the rest of what makes them inert is per call).
 _WORKTREE_CONFIG = ["advice.detachedHead=false"]
-
-
-def branch_name(run_id: str) -> str:
-    return f"freemad/evolve/{run_id}"
-
-
-def tag_name(run_id: str, version: int) -> str:
-    return f"evolve/{run_id}/v{version}"
 
 
 def resolve_seed(repo_path: Path, seed_ref: str) -> str:
@@ -79,6 +74,33 @@ def dirty_paths(repo_path: Path) -> list[str]:
         # --no-optional-locks: status must not even refresh the user's index.
         out = repo.git(no_optional_locks=True).status("--porcelain", "-z", "--no-renames")
     return [entry[3:] for entry in str(out).split("\0") if entry]
+
+
+def missing_paths(repo_path: Path, commit: str, paths: Sequence[str]) -> list[str]:
+    """The `paths` that `commit` of the repository at `repo_path` does not have."""
+    with git.Repo(repo_path) as handle:
+        return [path for path in paths if not _in_tree(handle, commit, path)]
+
+
+def _in_tree(handle: git.Repo, commit: str, path: str) -> bool:
+    try:
+        handle.git.rev_parse("--verify", "--quiet", f"{commit}:{path}")
+    except git.GitCommandError:
+        return False
+    return True
+
+
+def export(repo_path: Path, commit: str, folder: Path) -> None:
+    """Write the files of `commit` of the repository at `repo_path` into `folder`."""
+    buffer = io.BytesIO()
+    with git.Repo(repo_path) as handle:
+        handle.archive(buffer, treeish=commit, format="tar")
+    buffer.seek(0)
+    with tarfile.open(fileobj=buffer) as archive:
+        if hasattr(tarfile, "data_filter"):
+            archive.extractall(folder, filter="data")
+        else:  # pragma: no cover - Pythons before the 2023 security releases
+            archive.extractall(folder)  # noqa: S202 - the user's own commit
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,27 +372,6 @@ def clean_orphans(repo_path: Path, worktrees_dir: Path, keep: Collection[str]) -
             remove_admin(admin)
             removed.append(path)
     return removed
-
-
-def commit_message(
-    goal: str,
-    run_id: str,
-    version: int,
-    iteration: int,
-    components: Mapping[str, float],
-    first_line_limit: int = 72,
-) -> str:
-    """The commit message of an admitted version: the goal on one line, then git trailers."""
-    subject, words = f"evolve v{version}: ", " ".join(goal.split()) or "(no goal)"
-    room = max(first_line_limit - len(subject), 4)
-    subject += words if len(words) <= room else words[: room - 3].rstrip() + "..."
-    score = ", ".join(
-        f"{'_'.join(str(name).split())}={float(value)!r}" for name, value in components.items()
-    )
-    return (
-        f"{subject}\n\nEvolve-Run: {run_id}\nEvolve-Version: v{version}\n"
-        f"Evolve-Iteration: {iteration}\nEvolve-Score: {score or 'none'}\n"
-    )
 
 
 @contextmanager

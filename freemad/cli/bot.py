@@ -7,6 +7,8 @@ import sys
 
 import click
 
+from freemad.cli.options import listen_options
+
 GUNICORN_CONF = "python:freemad.bot.gunicorn_conf"
 WSGI_APP = "freemad.bot.web:app_from_env()"
 
@@ -27,15 +29,9 @@ def bot_group() -> None:
 
 
 @bot_group.command("serve", short_help="Serve POST /webhook and GET /healthz with gunicorn.")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option(
-    "--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="TCP port."
-)
-@click.option(
-    "--workers",
-    type=click.IntRange(1, 64),
-    default=None,
-    help="gunicorn worker processes (default: FREEMAD_WORKERS, else CPUs + 1, at most 8).",
+@listen_options(
+    port=8000,
+    workers="gunicorn worker processes (default: FREEMAD_WORKERS, else CPUs + 1, at most 8).",
 )
 def serve(host: str, port: int, workers: int | None) -> None:
     """Serve POST /webhook and GET /healthz with gunicorn.

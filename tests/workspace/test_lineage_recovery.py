@@ -12,9 +12,9 @@ import time
 import pytest
 
 from freemad.errors import FreemadError
-from freemad.evolve.lineage import Lineage, clean_orphans, resolve_seed
-from tests.evolve.lineage_repos import RUN, lineage, remove, repo, worktrees
+from freemad.workspace.lineage import Lineage, clean_orphans, resolve_seed
 from tests.gittools import git, isolated_git, snapshot
+from tests.workspace.lineage_repos import RUN, lineage, remove, repo, worktrees
 
 __all__ = ["isolated_git", "lineage", "repo", "worktrees"]
 
@@ -80,7 +80,7 @@ def test_remove_and_clean_orphans(lineage, repo, worktrees):
 _CHILD = """
 import sys
 from pathlib import Path
-from freemad.evolve.lineage import Lineage, resolve_seed
+from freemad.workspace.lineage import Lineage, resolve_seed
 repo, worktrees, version = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 seed = resolve_seed(repo, "HEAD")
 print("ready", flush=True)

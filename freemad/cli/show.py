@@ -1,18 +1,19 @@
 """What `freemad task ...` and `freemad evolve ...` print: text for a person on a terminal, JSON for
-programs (`--json`, or whenever stdout is not a terminal), and the options that choose."""
+programs (`--json`, or whenever stdout is not a terminal; the options that choose are
+`output_options` in freemad.cli.options)."""
 
 from __future__ import annotations
 
 import json
 import re
 import shlex
-import sys
 import time
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from freemad.cli.options import verbose, wants_json
 from freemad.markdown import one_line
 
 if TYPE_CHECKING:
@@ -23,50 +24,10 @@ if TYPE_CHECKING:
     from freemad.redact import Redactor
     from freemad.store import RunRow
 
-F = TypeVar("F", bound=Callable[..., Any])
-_JSON, _VERBOSE, _CONFIG_ARG = "freemad.json", "freemad.verbose", "freemad.config_arg"
+_CONFIG_ARG = "freemad.config_arg"
 # Agents' text reaches a terminal: no escape sequences or other controls, but lines and tabs.
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _WAITS_CHARS = 70
-
-
-def _remember(key: str) -> Callable[[click.Context, click.Parameter, Any], None]:
-    def store(ctx: click.Context, _param: click.Parameter, value: Any) -> None:
-        if value is not None:
-            ctx.meta[key] = value
-
-    return store
-
-
-def output_options(command: F) -> F:
-    """`--json/--text` and `--verbose`, kept in the context (see `wants_json`, `verbose`)."""
-    command = click.option(
-        "--verbose",
-        "-v",
-        is_flag=True,
-        default=None,
-        expose_value=False,
-        callback=_remember(_VERBOSE),
-        help="Log at DEBUG (agent commands, steps) to stderr and logging.file.",
-    )(command)
-    return click.option(
-        "--json/--text",
-        default=None,
-        expose_value=False,
-        callback=_remember(_JSON),
-        help="JSON for programs, or text for people (default: text on a terminal, else JSON).",
-    )(command)
-
-
-def wants_json() -> bool:
-    ctx = click.get_current_context(silent=True)
-    chosen = ctx.meta.get(_JSON) if ctx is not None else None
-    return not sys.stdout.isatty() if chosen is None else bool(chosen)
-
-
-def verbose() -> bool:
-    ctx = click.get_current_context(silent=True)
-    return bool(ctx.meta.get(_VERBOSE)) if ctx is not None else False
 
 
 def print_json(value: Any) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from freemad.errors import FreemadError, UsageError
-from freemad.tasks.gitspace import TaskWorkspace
+from freemad.workspace.gitspace import TaskWorkspace
 from tests.gittools import add_user_changes, git, isolated_git, snapshot  # noqa: F401 - isolated_git is autouse
 
 
@@ -305,7 +305,7 @@ def test_a_foreign_folder_in_the_way_is_never_deleted(repo, worktrees):
 _CHILD = """
 import sys
 from pathlib import Path
-from freemad.tasks.gitspace import TaskWorkspace
+from freemad.workspace.gitspace import TaskWorkspace
 repo, worktrees = Path(sys.argv[1]), Path(sys.argv[2])
 print("ready", flush=True)
 ws = TaskWorkspace.open(repo, "killed", worktrees)

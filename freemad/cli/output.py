@@ -12,7 +12,7 @@ from typing import Any, TextIO
 import click
 
 from freemad.agents.health import Health
-from freemad.cli_live import LiveLine
+from freemad.cli.live import LiveLine
 from freemad.core.events import Event
 from freemad.debate.records import DebateResult
 from freemad.redact import Redactor

@@ -7,6 +7,8 @@ import sys
 
 import click
 
+from freemad.cli.options import config_option, store_options
+
 _URL = re.compile(r"https?://[^\s\"'<>]+")
 
 
@@ -30,8 +32,7 @@ def site_group() -> None:
     metavar="DIR",
     help="Folder of JSON debate transcripts (output.transcript_dir).",
 )
-@click.option("--task-store", metavar="DB", help="Task store (task.store_path).")
-@click.option("--evolve-store", metavar="DB", help="Evolve store (evolve.store_path).")
+@store_options
 @click.option(
     "--state-dir",
     metavar="DIR",
@@ -44,14 +45,9 @@ def site_group() -> None:
     metavar="DIR",
     help="Where the site goes (made if absent).",
 )
-@click.option(
-    "--config",
-    "-c",
-    "config_path",
-    metavar="FILE",
-    type=click.Path(dir_okay=False),
-    help="The config whose transcripts and stores are read when not named (default: found from "
-    "the current folder upward, else the built-in).",
+@config_option(
+    "The config whose transcripts and stores are read when not named (default: found from the "
+    "current folder upward, else the built-in)."
 )
 @click.option(
     "--base-url",
@@ -85,7 +81,7 @@ def build(
     """
     from pathlib import Path
 
-    from freemad.cli import _load
+    from freemad.cli.loading import load_config
     from freemad.config.discover import state_paths
     from freemad.dashboard.records import SourceError
     from freemad.dashboard.site import build_site
@@ -101,7 +97,7 @@ def build(
         if path is not None and not Path(path).exists():
             raise SourceError(f"{option} {path}: no such file or folder")
     if state_dir is None:  # the config's own runs, where they exist
-        defaults = state_paths(_load(config_path))
+        defaults = state_paths(load_config(config_path).config)
         transcripts = transcripts or _existing(defaults["transcripts"])
         task_store = task_store or _existing(defaults["task_store"])
         evolve_store = evolve_store or _existing(defaults["evolve_store"])

@@ -1,0 +1,60 @@
+"""The journal and its claims (`freemad/bot/journal.py`) on real SQLite: a rerun edits what the
+first run posted and repeats no dispatch, a live claim keeps a second job out, a job whose claim
+lapsed writes nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from freemad.bot.journal import Claim, JournalForge, LeaseLost
+from freemad.bot.ports import Owner
+from freemad.github.forge import RecordingForge
+from tests.bot.conftest import Env
+from tests.github.payloads import REPO
+
+
+def test_the_journal_turns_a_rerun_s_comment_into_an_edit_and_fences_a_lapsed_claim(
+    env: Env,
+) -> None:
+    forge = RecordingForge()
+    first = Owner.here()
+    claim = Claim(env.claims, "d-label", first, env.claims.claim("d-label", first) or 0)
+    posted = JournalForge(forge, claim).comment(REPO, 7, "first run's answer")
+    env.claims.release("d-label", first)
+
+    second = Owner.here()
+    rerun = Claim(env.claims, "d-label", second, env.claims.claim("d-label", second) or 0)
+    again = JournalForge(forge, rerun).comment(REPO, 7, "second run's answer")
+
+    assert rerun.attempt == 2
+    assert again.id == posted.id
+    assert [c.method for c in forge.calls] == ["comment", "edit_comment"]
+    assert forge.comments[posted.id][2] == "second run's answer"
+
+    env.claims.release("d-label", second)
+    with pytest.raises(LeaseLost):
+        JournalForge(forge, rerun).comment(REPO, 7, "written by a job that lost its claim")
+
+
+def test_a_rerun_s_dispatch_is_not_repeated_and_still_names_the_run(env: Env) -> None:
+    forge = RecordingForge()
+    first = Owner.here()
+    claim = Claim(env.claims, "d-label", first, env.claims.claim("d-label", first) or 0)
+    run_url = JournalForge(forge, claim).dispatch_workflow(REPO, "freemad.yml", "main", {})
+    env.claims.release("d-label", first)
+
+    second = Owner.here()
+    rerun = Claim(env.claims, "d-label", second, env.claims.claim("d-label", second) or 0)
+    again = JournalForge(forge, rerun).dispatch_workflow(REPO, "freemad.yml", "main", {})
+
+    assert run_url is not None and again == run_url
+    assert len(forge.dispatches) == 1
+
+
+def test_a_live_claim_keeps_a_second_job_out(env: Env) -> None:
+    holder = Owner.here()
+    assert env.claims.claim("d-label", holder) == 1
+    assert env.claims.claim("d-label", Owner.here()) is None
+    assert env.claims.renew("d-label", holder)
+    env.claims.release("d-label", holder)
+    assert env.claims.claim("d-label", Owner.here()) == 2
