@@ -23,7 +23,7 @@ import yaml
 from _common import emit, machine, progress, summary
 from evolve_iteration import TARGET_MS, build_repository, git
 
-from freemad.agents.base import CallRequest, CallResult, CallStatus
+from freemad.agents.port import CallRequest, CallResult, CallStatus
 from freemad.config import parse_config
 from freemad.evolve.runtime import EvolveRunner
 from freemad.tasks.protocol import MARKER

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from freemad.agents.base import AgentFactory, AgentPort
+from freemad.agents.port import AgentFactory, AgentPort
 from freemad.config.models import FreemadConfig
-from freemad.sandbox.base import Sandbox, SandboxFactory, View
-from freemad.workspace.base import Repositories
+from freemad.sandbox.port import Sandbox, SandboxFactory, View
+from freemad.workspace.port import Repositories
 
 
 @dataclass(frozen=True)

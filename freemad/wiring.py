@@ -1,7 +1,7 @@
 """The real adapters the surfaces hand the runtimes: one agent factory, one sandbox factory, the
 repositories (git), as one bundle (`ADAPTERS`), and one place that opens stores.
 
-The runtimes (debate, tasks, evolve) take ports (`freemad.ports.Adapters`, `freemad.store.base`)
+The runtimes (debate, tasks, evolve) take ports (`freemad.ports.Adapters`, `freemad.store.port`)
 and never build an adapter; the CLI, the GitHub layer, the bot, the dashboard and the benchmarks
 take theirs from here, and tests hand scripted ports or these.
 """
@@ -19,10 +19,10 @@ from freemad.workspace.repositories import GitRepositories
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from freemad.agents.base import AgentPort
+    from freemad.agents.port import AgentPort
     from freemad.config.evolve import EvolveConfig
     from freemad.config.models import AgentConfig, FreemadConfig
-    from freemad.sandbox.base import Sandbox, View
+    from freemad.sandbox.port import Sandbox, View
 
 
 def make_agent(
@@ -33,7 +33,7 @@ def make_agent(
     sandbox: Sandbox | None,
     view: View,
 ) -> AgentPort:
-    """The agent factory (`freemad.agents.base.AgentFactory`): each agent CLI run in a process of
+    """The agent factory (`freemad.agents.port.AgentFactory`): each agent CLI run in a process of
     its own, prompt on stdin, in `workdir`."""
     return CliAgent(
         config, max_output_bytes=max_output_bytes, workdir=workdir, sandbox=sandbox, view=view
@@ -41,7 +41,7 @@ def make_agent(
 
 
 class Sandboxes:
-    """The sandbox factory (`freemad.sandbox.base.SandboxFactory`): bubblewrap where it runs, a
+    """The sandbox factory (`freemad.sandbox.port.SandboxFactory`): bubblewrap where it runs, a
     container where the judge asks, the host only on purpose, else a refusal that says why."""
 
     code = staticmethod(code_sandbox)

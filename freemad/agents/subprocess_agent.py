@@ -15,13 +15,13 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from freemad.agents.base import CallRequest, CallResult, CallStatus
 from freemad.agents.invocation import (
     CommandNotFound,
     anchor_command_paths,
     build_argv,
     resolve_program,
 )
+from freemad.agents.port import CallRequest, CallResult, CallStatus
 from freemad.agents.presets import NOT_LOGGED_IN, extract, extract_error, preset_of
 from freemad.config.models import AgentConfig, Mode
 from freemad.redact import argv_for_log

@@ -4,7 +4,7 @@ GitHub writes, for workers on one host.
 A job runs a delivery only while it holds the delivery's claim: a lease, renewed while the job
 works, that lapses when renewals stop, or at once when the holder's process is certainly gone.
 The same file journals each delivery's comments, pull requests and dispatches in order of
-posting (`journal.JournalForge` writes through it). `redis_state.RedisClaims` keeps the same rules
+posting (`journal.JournalForge` writes through it). `redis_stores.RedisClaims` keeps the same rules
 in Redis, for workers on several hosts.
 """
 

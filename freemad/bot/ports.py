@@ -1,7 +1,7 @@
 """The bot's ports: the values its parts hand each other, the rules every adapter keeps, and the
 protocols of the executor, the delivery log and the claims.
 
-The adapters (SQLite in `deliveries` and `claims`, Redis in `redis_state`, the executors in
+The adapters (SQLite in `deliveries` and `claims`, Redis in `redis_stores`, the executors in
 `executors`) import this module and nothing of each other; `stores` picks the log and claims.
 """
 
@@ -137,7 +137,7 @@ class Executor(Protocol):
 
 class DeliveryStore(Protocol):
     """The delivery log: SQLite on one host (`deliveries.DeliveryLog`), or Redis shared by many
-    (`redis_state.RedisDeliveryLog`). Both keep the same rules, and both raise
+    (`redis_stores.RedisDeliveryLog`). Both keep the same rules, and both raise
     `DeliveryLogUnavailable` when they cannot be reached; `stores.delivery_log` picks.
 
     `local_file`: True when the log is a file on this host, whose writers the web edge lines up
@@ -171,7 +171,7 @@ class DeliveryStore(Protocol):
 
 class ClaimStore(Protocol):
     """Leased claims on deliveries and the journal of their GitHub writes: SQLite
-    (`claims.Claims`) or Redis (`redis_state.RedisClaims`); `stores.claims_store` picks."""
+    (`claims.Claims`) or Redis (`redis_stores.RedisClaims`); `stores.claims_store` picks."""
 
     def claim(self, delivery_id: str, owner: Owner, lease: float = ...) -> int | None: ...
 

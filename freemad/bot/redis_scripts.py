@@ -1,4 +1,4 @@
-"""The Lua scripts behind `freemad.bot.redis_state`: every write to the Redis delivery log and
+"""The Lua scripts behind `freemad.bot.redis_stores`: every write to the Redis delivery log and
 claims that must not race is one of these, which Redis runs atomically."""
 
 # KEYS: the delivery's hash, the index, the unfinished set, the key of the body's digest.

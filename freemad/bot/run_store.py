@@ -2,7 +2,7 @@
 
 `local` (the default) is `state_dir/runs.db`: one host, nothing else to set up. `branch` keeps
 runs exactly as the GitHub Action does, on the repository's `freemad-state` branch
-(`freemad.github.state`), so any host can take the next command on an issue (several workers on
+(`freemad.github.state_branch`), so any host can take the next command on an issue (several workers on
 a Redis queue), the Action and the bot can take turns on one repository, and the Pages workflow
 builds dashboards of the bot's runs too. A job then loads the branch into a temporary store,
 runs, and pushes the runs it changed, as the Action's job does.
@@ -32,7 +32,7 @@ from freemad.wiring import open_store
 if TYPE_CHECKING:
     from freemad.bot.settings import BotSettings
     from freemad.config.models import FreemadConfig
-    from freemad.store.base import Store
+    from freemad.store.port import Store
 
 Save = Callable[[], None]
 
@@ -61,7 +61,7 @@ def job_store(
         with open_store(settings.state_dir / "runs.db") as store:
             yield store, lambda: None
         return
-    from freemad.github.state import StateBranch
+    from freemad.github.state_branch import StateBranch
 
     remote = settings.git_remote(repo)
     clone = _clone(settings.state_dir / "clones", remote)

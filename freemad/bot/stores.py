@@ -1,6 +1,6 @@
 """Where the delivery log and the claims live: next to the queue.
 
-With `FREEMAD_QUEUE_URL` set, the queue is in Redis and so are these (`redis_state`), so that
+With `FREEMAD_QUEUE_URL` set, the queue is in Redis and so are these (`redis_stores`), so that
 every host sharing the queue shares them too. Without it, they are SQLite files in the state
 directory, as the SQLite queue is. Neither opens anything until first used.
 """
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def delivery_log(settings: BotSettings) -> DeliveryStore:
     """The delivery log: in the queue's Redis, or `deliveries.sqlite3` in the state directory."""
     if settings.queue_url is not None:
-        from freemad.bot.redis_state import RedisDeliveryLog
+        from freemad.bot.redis_stores import RedisDeliveryLog
 
         return RedisDeliveryLog(settings.queue_url.get_secret_value())
     return DeliveryLog(settings.deliveries_path)
@@ -29,7 +29,7 @@ def delivery_log(settings: BotSettings) -> DeliveryStore:
 def claims_store(settings: BotSettings) -> ClaimStore:
     """The claims and their journal: in the queue's Redis, or `claims.db` in the state directory."""
     if settings.queue_url is not None:
-        from freemad.bot.redis_state import RedisClaims
+        from freemad.bot.redis_stores import RedisClaims
 
         return RedisClaims(settings.queue_url.get_secret_value())
     return Claims(settings.state_dir / "claims.db")

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from freemad.config.base import (
+from freemad.config.strict import (
     LocatedValueError,
     NonNegative,
     Positive,
@@ -16,7 +16,7 @@ from freemad.config.base import (
     StrictModel,
     split_command,
 )
-from freemad.config.base import doc as _doc
+from freemad.config.strict import doc as _doc
 
 
 class AgentType(str, Enum):

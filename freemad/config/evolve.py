@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from freemad.config.base import (
+from freemad.config.strict import (
     LocatedValueError,
     NonNegative,
     Positive,
@@ -19,7 +19,7 @@ from freemad.config.base import (
     StrictModel,
     split_command,
 )
-from freemad.config.base import doc as _doc
+from freemad.config.strict import doc as _doc
 from freemad.core.evolve import COMPONENT_PATTERN, Direction, ParseMode, parse_predicate
 
 _COMPONENT = re.compile(COMPONENT_PATTERN)

@@ -7,8 +7,8 @@ from typing import Annotated
 
 from pydantic import Field, field_validator
 
-from freemad.config.base import PositiveInt, StrictModel
-from freemad.config.base import doc as _doc
+from freemad.config.strict import PositiveInt, StrictModel
+from freemad.config.strict import doc as _doc
 
 _LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
 _BRANCH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,200}")

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from freemad.config.base import Loc
+from freemad.config.strict import Loc
 
 _NO_KEYS = (
     "ignored: FREE-MAD never reads or passes API keys (each agent CLI logs in by itself, "

@@ -16,16 +16,16 @@ from freemad.config.agents import (
     ModelOptions,
     Pricing,
 )
-from freemad.config.base import (
+from freemad.config.evolve import EvolveConfig
+from freemad.config.github import GitHubConfig
+from freemad.config.strict import (
     Loc,
     LocatedValueError,
     Positive,
     PositiveInt,
     StrictModel,
 )
-from freemad.config.base import doc as _doc
-from freemad.config.evolve import EvolveConfig
-from freemad.config.github import GitHubConfig
+from freemad.config.strict import doc as _doc
 from freemad.config.tasks import ROLES, TaskConfig, ToolPolicy
 from freemad.core.answers import IdentityMode
 from freemad.core.topology import TopologyKind

@@ -6,8 +6,8 @@ from typing import Annotated
 
 from pydantic import Field, field_validator
 
-from freemad.config.base import PositiveInt, StrictModel
-from freemad.config.base import doc as _doc
+from freemad.config.strict import PositiveInt, StrictModel
+from freemad.config.strict import doc as _doc
 
 ROLES = ("researcher", "planner", "reviewer", "implementer", "verifier", "arbiter")
 

@@ -30,7 +30,7 @@ from freemad.dashboard.reference_transcripts import (
     started_at,
 )
 from freemad.dashboard.stored import StateDir, StoreSource
-from freemad.store.base import RUN_ID  # a run id names a page file: the stores' rule serves
+from freemad.store.port import RUN_ID  # a run id names a page file: the stores' rule serves
 
 
 class TranscriptDir:

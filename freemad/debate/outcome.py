@@ -21,7 +21,7 @@ from freemad.debate.records import (
     Tokens,
 )
 from freemad.debate.validation import validate_answers
-from freemad.sandbox.base import SandboxFactory
+from freemad.sandbox.port import SandboxFactory
 
 
 @dataclass(frozen=True, slots=True)

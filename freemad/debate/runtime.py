@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from freemad import runner
-from freemad.agents.base import AgentPort
+from freemad.agents.port import AgentPort
 from freemad.config.load import config_digest
 from freemad.config.models import AgentConfig, FreemadConfig, Mode
 from freemad.core.events import EventLog, EventSink
@@ -30,7 +30,7 @@ from freemad.debate.records import AgentTurn, DebateResult, Failure, RoundRecord
 from freemad.debate.turns import TurnContext, take_turn
 from freemad.errors import UsageError
 from freemad.ports import Adapters, port_for
-from freemad.sandbox.base import View
+from freemad.sandbox.port import View
 
 log = logging.getLogger(__name__)
 

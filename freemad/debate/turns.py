@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from freemad.agents.base import AgentPort, CallRequest, CallResult, CallStatus
+from freemad.agents.port import AgentPort, CallRequest, CallResult, CallStatus
 from freemad.config.models import AgentConfig, FreemadConfig, Mode
 from freemad.core.events import EventLog
 from freemad.core.replies import (

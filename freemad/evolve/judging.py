@@ -8,7 +8,7 @@ from typing import Any
 
 from freemad.config.evolve import StageConfig
 from freemad.core.evolve import Measurement, StageOutcome, measure, parse_stage
-from freemad.sandbox.base import Sandbox, View
+from freemad.sandbox.port import Sandbox, View
 
 _TAIL = 2000  # characters of a stage's output kept in the judged event
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from freemad import runner
-from freemad.agents.base import AgentPort
+from freemad.agents.port import AgentPort
 from freemad.config.evolve import EvolveConfig
 from freemad.config.load import config_digest
 from freemad.config.models import FreemadConfig
@@ -36,9 +36,9 @@ from freemad.evolve.protocol import Incumbent, Rejection, objective
 from freemad.evolve.variation import Context, Variation
 from freemad.logs import step_line
 from freemad.ports import Adapters, required
-from freemad.sandbox.base import Sandbox, View
-from freemad.store.base import Store
-from freemad.workspace.base import (
+from freemad.sandbox.port import Sandbox, View
+from freemad.store.port import Store
+from freemad.workspace.port import (
     GitFolderCheck,
     Repositories,
     RunLineage,

@@ -18,8 +18,8 @@ from freemad.config.evolve import EvolveConfig
 from freemad.core.evolve import judge
 from freemad.errors import FreemadError
 from freemad.evolve.judging import measurement_data, run_stages, sandbox_problem
-from freemad.sandbox.base import Sandbox, View
-from freemad.workspace.base import Repositories
+from freemad.sandbox.port import Sandbox, View
+from freemad.workspace.port import Repositories
 
 
 def validate(

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from freemad.agents.base import AgentPort, CallRequest
+from freemad.agents.port import AgentPort, CallRequest
 from freemad.config.evolve import EvolveConfig
 from freemad.config.models import FreemadConfig, Mode
 from freemad.config.tasks import ToolPolicy
@@ -29,7 +29,7 @@ from freemad.evolve.protocol import (
     render_worker_prompt,
 )
 from freemad.ports import Adapters, port_for
-from freemad.sandbox.base import Sandbox, View
+from freemad.sandbox.port import Sandbox, View
 from freemad.tasks.protocol import ResponseError, parse_response
 from freemad.workspace.policy import apply_writes, check_command
 

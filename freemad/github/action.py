@@ -175,7 +175,7 @@ def _report(
 @contextmanager
 def _state(workspace: Path, config: FreemadConfig, *, enabled: bool) -> Iterator[Any]:
     """A store rebuilt from the state branch, and a function saving runs back to it."""
-    from freemad.github.state import StateBranch
+    from freemad.github.state_branch import StateBranch
 
     with (
         tempfile.TemporaryDirectory(prefix="freemad-action-") as folder,

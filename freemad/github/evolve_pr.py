@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from freemad.agents.base import AgentPort
+from freemad.agents.port import AgentPort
 from freemad.config.models import FreemadConfig
 from freemad.core.evolve_state import EvolveState, Status
 from freemad.core.lineage import branch_name, tag_name

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from freemad.agents.base import AgentPort
+from freemad.agents.port import AgentPort
 from freemad.config.models import FreemadConfig
 from freemad.core.commands import Command, CommandError, parse_comment
 from freemad.core.permissions import Actor, may_act

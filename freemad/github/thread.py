@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from freemad.agents.base import AgentPort
+from freemad.agents.port import AgentPort
 from freemad.config.models import FreemadConfig
 from freemad.core.commands import Command
 from freemad.core.untrusted import clean

@@ -4,14 +4,14 @@ the surfaces hand them their sandboxes (`freemad.wiring`)."""
 
 from __future__ import annotations
 
-from freemad.sandbox.base import (
+from freemad.sandbox.choose import Unavailable, agent_sandbox, code_sandbox
+from freemad.sandbox.port import (
     ContainerSpec,
     Sandbox,
     SandboxFactory,
     SandboxUnavailable,
     View,
 )
-from freemad.sandbox.choose import Unavailable, agent_sandbox, code_sandbox
 
 __all__ = [
     "ContainerSpec",

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from freemad.sandbox.base import AGENT_HOMES, CREDENTIAL_STORES, View
+from freemad.sandbox.port import AGENT_HOMES, CREDENTIAL_STORES, View
 from freemad.sandbox.process import ENV_ALLOWLIST, CommandResult, command_env, run_command
 from freemad.sandbox.seccomp import filter_fd, unix_socket_filter
 

@@ -1,6 +1,6 @@
 """Choosing a sandbox: bubblewrap where it runs, a container where asked, the host only on purpose
 (`security.sandbox: host`), and otherwise a refusal that says why. The adapters behind
-`freemad.sandbox.base.SandboxFactory`: the surfaces hand the runtimes their choice
+`freemad.sandbox.port.SandboxFactory`: the surfaces hand the runtimes their choice
 (`freemad.wiring`), the runtimes never make it."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from freemad.sandbox.base import ContainerSpec, Sandbox, SandboxUnavailable, View
 from freemad.sandbox.bubblewrap import BubblewrapSandbox
 from freemad.sandbox.container import ContainerSandbox
 from freemad.sandbox.host import HostSandbox
+from freemad.sandbox.port import ContainerSpec, Sandbox, SandboxUnavailable, View
 from freemad.sandbox.process import CommandResult, command_env
 
 

@@ -11,8 +11,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from freemad.sandbox.base import View
 from freemad.sandbox.host import die_with_parent, passthrough_line
+from freemad.sandbox.port import View
 from freemad.sandbox.process import CommandResult, run_command
 
 # What the container runtime's own CLI needs to reach its daemon; never passed into the container.

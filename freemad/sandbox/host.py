@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from freemad.sandbox.base import View
+from freemad.sandbox.port import View
 from freemad.sandbox.process import ENV_ALLOWLIST, CommandResult, run_command
 
 

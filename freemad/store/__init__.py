@@ -4,7 +4,7 @@
 `run_folders` is the same log as files, the layout of the GitHub state branch.
 """
 
-from freemad.store.base import (
+from freemad.store.port import (
     RUN_ID,
     ArtifactCorrupt,
     ArtifactRef,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from freemad.store.base import ArtifactRef, RunRow, StoredEvent, StoreError, StoreUnreadable
+from freemad.store.port import ArtifactRef, RunRow, StoredEvent, StoreError, StoreUnreadable
 from freemad.store.rows import (
     SELECT_ARTIFACTS,
     SELECT_EVENTS,

@@ -6,7 +6,7 @@
     runs/<run_id>/artifacts/<sha256>  an artifact's bytes
 
 Two readers of the one layout live here. `parse_folder` is strict: the GitHub layer
-(`freemad.github.state`) builds on the branch, so anything FREE-MAD would not have written is
+(`freemad.github.state_branch`) builds on the branch, so anything FREE-MAD would not have written is
 `CorruptFolder`. The `loose_*` functions read a checkout as far as it can be read, for the
 dashboards, which show what they can and skip the rest.
 """
@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from freemad.store.base import RUN_ID, StoredEvent, StoreError
+from freemad.store.port import RUN_ID, StoredEvent, StoreError
 
 RUNS = "runs"
 RUN_FILE = "run.json"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from freemad.store import artifacts as files
-from freemad.store.base import (
+from freemad.store.port import (
     RUN_ID,
     ArtifactRef,
     RunExists,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from freemad import runner
-from freemad.agents.base import AgentPort
+from freemad.agents.port import AgentPort
 from freemad.config.load import config_digest
 from freemad.config.models import FreemadConfig
 from freemad.core.tasks import (
@@ -38,9 +38,9 @@ from freemad.core.tasks import (
 from freemad.errors import ConfigError, UsageError
 from freemad.logs import step_line
 from freemad.ports import Adapters, required
-from freemad.store.base import Store
+from freemad.store.port import Store
 from freemad.tasks.steps import Stepper
-from freemad.workspace.base import Repositories, TaskWorktree
+from freemad.workspace.port import Repositories, TaskWorktree
 
 Step = tuple[str, dict[str, Any]]
 StepSink = Callable[[str, dict[str, Any]], None]

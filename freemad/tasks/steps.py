@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from freemad.agents.base import AgentPort, CallRequest
+from freemad.agents.port import AgentPort, CallRequest
 from freemad.config.models import FreemadConfig, Mode
 from freemad.core.tasks import REVIEWS, Call, TaskState, after_failure, after_reply
 from freemad.ports import Adapters, port_for
-from freemad.sandbox.base import Sandbox, View
-from freemad.store.base import Store
+from freemad.sandbox.port import Sandbox, View
+from freemad.store.port import Store
 from freemad.tasks.protocol import (
     ResponseError,
     TaskRequest,
@@ -24,8 +24,8 @@ from freemad.tasks.protocol import (
     parse_response,
     render_prompt,
 )
-from freemad.workspace.base import TaskWorktree
 from freemad.workspace.policy import apply_writes, check_command
+from freemad.workspace.port import TaskWorktree
 
 Step = tuple[str, dict[str, Any]]
 # How much of an earlier stage's output, a diff, or a command's output a request carries.

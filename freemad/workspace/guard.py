@@ -18,8 +18,8 @@ from pathlib import Path
 import git
 
 from freemad.core.lineage import branch_name, tag_name
-from freemad.workspace.base import RunRefs, Tampering
 from freemad.workspace.git import candidate_environment, commit_of, open_repo
+from freemad.workspace.port import RunRefs, Tampering
 
 
 def _short(commit: str | None) -> str:

@@ -1,6 +1,6 @@
 """DeliveryLog on real SQLite: processes record a delivery once, and a log an older version wrote
 opens and gains what this one adds. Its other rules (redelivery, replay, retry, statuses,
-threads) are checked on SQLite and Redis alike in test_redis_state.py."""
+threads) are checked on SQLite and Redis alike in test_redis_stores.py."""
 
 from __future__ import annotations
 

@@ -130,5 +130,5 @@ def test_the_bot_modules_import_no_cycle_and_the_edge_no_adapter() -> None:
     for module in sorted(modules):
         visit(module, [])
     edge = graph.find_modules_directly_imported_by("freemad.bot.web")
-    adapters = {"freemad.bot.deliveries", "freemad.bot.claims", "freemad.bot.redis_state"}
+    adapters = {"freemad.bot.deliveries", "freemad.bot.claims", "freemad.bot.redis_stores"}
     assert not edge & (adapters | {"freemad.bot.redis_client", "sqlite3", "redis"})

@@ -27,7 +27,7 @@ from freemad.errors import FreemadError
 from freemad.github.forge import Forge, RecordingForge
 from freemad.github.thread import Outcome
 from tests.bot import test_end_to_end
-from tests.bot.test_redis_state import delivery, settings_for
+from tests.bot.test_redis_stores import delivery, settings_for
 from tests.github.payloads import REPO, labeled_issue
 
 # The fixture of the end-to-end test: a real redis-server on loopback, stopped after the test.
@@ -123,7 +123,7 @@ def test_the_sweep_finds_work_a_worker_on_another_host_left(tmp_path: Path, redi
 def test_an_unreachable_redis_is_one_line_naming_the_url_without_its_password() -> None:
     pytest.importorskip("redis", reason="the redis extra is not installed")
     from freemad.bot.redis_client import RedisStateError
-    from freemad.bot.redis_state import RedisClaims, RedisDeliveryLog
+    from freemad.bot.redis_stores import RedisClaims, RedisDeliveryLog
 
     port = free_port()
     url = f"redis://:hunter2-pw@127.0.0.1:{port}/0?password=hunter2-pw"
@@ -212,7 +212,7 @@ def test_the_worker_stops_at_start_in_one_line_when_redis_is_down(
 def test_the_redis_stores_have_every_public_method_of_the_sqlite_ones() -> None:
     # They stand wherever a DeliveryLog or Claims does (the DeliveryStore and ClaimStore protocols).
     pytest.importorskip("redis", reason="the redis extra is not installed")
-    from freemad.bot.redis_state import RedisClaims, RedisDeliveryLog
+    from freemad.bot.redis_stores import RedisClaims, RedisDeliveryLog
 
     for redis_class, sqlite_class in ((RedisDeliveryLog, DeliveryLog), (RedisClaims, Claims)):
         public = {n for n in vars(sqlite_class) if not n.startswith("_")}

@@ -287,7 +287,7 @@ def test_a_replay_under_a_new_delivery_id_is_a_duplicate_and_queues_no_job(
     from freemad.bot.executors import LocalExecutor
     from freemad.bot.job import Job
     from freemad.bot.queue import register, waiting
-    from freemad.bot.redis_state import RedisDeliveryLog
+    from freemad.bot.redis_stores import RedisDeliveryLog
 
     settings = settings_for(tmp_path / "state")
     deliveries: DeliveryLog | RedisDeliveryLog

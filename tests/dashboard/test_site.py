@@ -139,7 +139,7 @@ def test_a_rebuild_renders_only_what_changed_and_drops_what_is_gone(
 
 
 def test_runs_on_the_state_branch_are_built_too(real_runs: Runs, tmp_path: Path) -> None:
-    """The layout freemad/github/state.py writes, as the Pages workflow checks it out."""
+    """The layout freemad/github/state_branch.py writes, as the Pages workflow checks it out."""
     state = tmp_path / "state"
     folder = state / "runs" / real_runs.debate_id
     folder.mkdir(parents=True)

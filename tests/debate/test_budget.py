@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from freemad.agents.base import CallResult
+from freemad.agents.port import CallResult
 from freemad.core.answers import answer_id, canonicalize
 from freemad.debate import run_debate
 from tests.conftest import MOCK_AGENT, ScriptedAgent, generation, keep, scripted_config

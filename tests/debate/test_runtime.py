@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from freemad.agents.base import CallResult, CallStatus
+from freemad.agents.port import CallResult, CallStatus
 from freemad.config.models import Mode
 from freemad.core.answers import answer_id, canonicalize
 from freemad.debate import run_debate

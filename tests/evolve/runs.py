@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from freemad.agents.base import CallRequest, CallResult, CallStatus
+from freemad.agents.port import CallRequest, CallResult, CallStatus
 from freemad.config import FreemadConfig
 from freemad.evolve.runtime import EvolveRunner
 from freemad.store import SqliteStore

@@ -12,9 +12,9 @@ import pytest
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from freemad.config.base import StrictModel
 from freemad.config.evolve import EvolveConfig
 from freemad.config.load import describe_validation_error
+from freemad.config.strict import StrictModel
 
 
 class Root(StrictModel):

@@ -244,7 +244,7 @@ def test_a_debate_picks_the_plan_and_its_author_implements_it(tmp_path: Path) ->
 
 
 def test_a_worker_that_fails_costs_one_rejected_iteration(tmp_path: Path) -> None:
-    from freemad.agents.base import CallResult, CallStatus
+    from freemad.agents.port import CallResult, CallStatus
 
     make_repo(tmp_path / "repo")
     worker = Worker(

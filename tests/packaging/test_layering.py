@@ -101,13 +101,13 @@ def test_the_copy_passes_as_the_package_does(tmp_path: Path) -> None:
             "freemad.debate.runtime -> freemad.agents.subprocess_agent",
         ),
         (
-            # The package's __init__ imports the SQLite store: the port is freemad.store.base.
+            # The package's __init__ imports the SQLite store: the port is freemad.store.port.
             "runtimes-handed-adapters",
             {"freemad/evolve/runtime.py": "from freemad.store import SqliteStore"},
             "freemad.store -> freemad.store.sqlite",
         ),
         (
-            # The repository port is freemad.workspace.base; its GitPython adapter is handed.
+            # The repository port is freemad.workspace.port; its GitPython adapter is handed.
             "runtimes-handed-adapters",
             {"freemad/evolve/runtime.py": "from freemad.workspace.lineage import Lineage"},
             "freemad.evolve.runtime -> freemad.workspace.lineage",
@@ -118,7 +118,7 @@ def test_the_copy_passes_as_the_package_does(tmp_path: Path) -> None:
             "freemad.debate.validation -> freemad.sandbox.host",
         ),
         (
-            # The package's __init__ re-exports the choosers: the port is freemad.sandbox.base.
+            # The package's __init__ re-exports the choosers: the port is freemad.sandbox.port.
             "runtimes-handed-sandboxes",
             {"freemad/tasks/steps.py": "from freemad.sandbox import code_sandbox"},
             "freemad.sandbox -> freemad.sandbox.choose",

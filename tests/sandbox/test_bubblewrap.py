@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from freemad.agents.base import CallRequest
+from freemad.agents.port import CallRequest
 from freemad.agents.subprocess_agent import CliAgent
 from freemad.config.models import AgentConfig, Mode
 from freemad.debate.runtime import run_debate

@@ -1,6 +1,6 @@
 """Run folders, the state branch's layout: what the writer's lines read back as, what the strict
 reader refuses, and what the loose reader of a checkout still shows. The branch itself (git,
-pushes, races) is tests/github/test_state.py."""
+pushes, races) is tests/github/test_state_branch.py."""
 
 from __future__ import annotations
 

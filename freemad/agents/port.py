@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 from freemad.config.models import AgentConfig, Mode
 
 if TYPE_CHECKING:
-    from freemad.sandbox.base import Sandbox, View
+    from freemad.sandbox.port import Sandbox, View
 
 
 class CallStatus(str, Enum):

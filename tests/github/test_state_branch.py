@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from freemad.github.state import (
+from freemad.github.state_branch import (
     CorruptState,
     StateBranch,
     StateConflict,

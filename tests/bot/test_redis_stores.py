@@ -75,7 +75,7 @@ class Backend:
 @pytest.fixture(params=["sqlite", "redis"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     if request.param == "redis":
-        from freemad.bot.redis_state import RedisClaims, RedisDeliveryLog
+        from freemad.bot.redis_stores import RedisClaims, RedisDeliveryLog
 
         url: str = request.getfixturevalue("redis_url")
         made = Backend(
@@ -385,7 +385,7 @@ def test_a_rerun_on_another_client_edits_what_the_first_posted(backend: Backend)
 
 
 def test_the_same_host_name_on_another_machine_is_not_taken_for_this_one(redis_url: str) -> None:
-    from freemad.bot.redis_state import RedisClaims
+    from freemad.bot.redis_stores import RedisClaims
 
     claims = RedisClaims(redis_url)
     try:
@@ -400,7 +400,7 @@ def test_the_same_host_name_on_another_machine_is_not_taken_for_this_one(redis_u
 
 
 def test_keys_live_under_the_prefix_and_old_deliveries_are_dropped(redis_url: str) -> None:
-    from freemad.bot.redis_state import RedisClaims, RedisDeliveryLog
+    from freemad.bot.redis_stores import RedisClaims, RedisDeliveryLog
 
     short = RedisDeliveryLog(redis_url, prefix="short:", retention=0.3)
     other = RedisDeliveryLog(redis_url)
@@ -437,7 +437,7 @@ def test_keys_live_under_the_prefix_and_old_deliveries_are_dropped(redis_url: st
 
 
 def test_unfinished_deliveries_an_older_version_recorded_are_found(redis_url: str) -> None:
-    from freemad.bot.redis_state import RedisDeliveryLog
+    from freemad.bot.redis_stores import RedisDeliveryLog
 
     older = RedisDeliveryLog(redis_url)
     newer = RedisDeliveryLog(redis_url)
@@ -458,7 +458,7 @@ def test_unfinished_deliveries_an_older_version_recorded_are_found(redis_url: st
 
 
 def test_the_stores_follow_the_queue(tmp_path: Path, redis_url: str) -> None:
-    from freemad.bot.redis_state import RedisClaims, RedisDeliveryLog
+    from freemad.bot.redis_stores import RedisClaims, RedisDeliveryLog
 
     local = settings_for(tmp_path / "a")
     assert type(delivery_log(local)) is DeliveryLog and type(claims_store(local)) is Claims

@@ -25,7 +25,7 @@ import git
 
 from freemad.errors import FreemadError
 from freemad.store.artifacts import sha256_hex
-from freemad.store.base import RUN_ID, Store, StoredEvent, UnknownRun
+from freemad.store.port import RUN_ID, Store, StoredEvent, UnknownRun
 from freemad.store.run_folders import (
     RUNS,
     ArtifactEntry,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from freemad.agents.base import AgentFactory, AgentPort
+from freemad.agents.port import AgentFactory, AgentPort
 from freemad.config.models import AgentConfig
 from freemad.debate import run_debate
 from freemad.sandbox import View
