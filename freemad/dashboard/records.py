@@ -114,14 +114,6 @@ def read_json(path: Path, warn: Warn) -> dict[str, Any] | None:
     return data
 
 
-def json_object(text: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def file_reader(folder: Path, relative: str) -> Callable[[], bytes | None]:
     def read() -> bytes | None:
         target = (folder / relative).resolve()

@@ -162,16 +162,21 @@ class Router:
             info = PullRequestInfo(
                 repo, pr.number, pr.head.ref, pr.head.sha, pr.base.ref, head_repo
             )
-            return Thread(
-                self.clients, repo, pr.number, pr.title, pr.body or "", True, default, info
+            return self.clients.on(
+                repo=repo,
+                number=pr.number,
+                title=pr.title,
+                body=pr.body or "",
+                is_pull_request=True,
+                default_branch=default,
+                pull=info,
             )
         issue = event.issue
-        return Thread(
-            self.clients,
-            repo,
-            issue.number,
-            issue.title,
-            issue.body or "",
-            issue.is_pull_request,
-            default,
+        return self.clients.on(
+            repo=repo,
+            number=issue.number,
+            title=issue.title,
+            body=issue.body or "",
+            is_pull_request=issue.is_pull_request,
+            default_branch=default,
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,12 @@ class Clients:
         """Untrusted text as agents are given it: cleaned, and cut at the config's limit."""
         return clean(text, limit=self.config.github.max_text_chars)
 
+    def on(self, **where: Any) -> Thread:
+        """These clients on an issue or pull request: `where` is the rest of a `Thread`'s fields
+        (repo, number, title, body, is_pull_request, default_branch, pull)."""
+        mine = {f.name: getattr(self, f.name) for f in fields(Clients)}
+        return Thread(**mine, **where)
+
 
 @dataclass(frozen=True)
 class LinkedRun:
@@ -86,10 +92,10 @@ Steer = Callable[["Thread", LinkedRun, Command, str], "Outcome"]
 
 
 @dataclass(frozen=True)
-class Thread:
-    """Where a run is discussed: an issue or a pull request of a repository, with the clients."""
+class Thread(Clients):
+    """Where a run is discussed: an issue or a pull request of a repository, with the clients
+    (a thread is its router's `Clients` and where they act: `Clients.on` makes one)."""
 
-    clients: Clients
     repo: str
     number: int
     title: str
@@ -97,36 +103,6 @@ class Thread:
     is_pull_request: bool
     default_branch: str = "main"
     pull: PullRequestInfo | None = None  # known from a pull_request event's payload
-
-    @property
-    def config(self) -> FreemadConfig:
-        return self.clients.config
-
-    @property
-    def forge(self) -> Forge:
-        return self.clients.forge
-
-    @property
-    def store(self) -> Store:
-        return self.clients.store
-
-    @property
-    def settings(self) -> Settings:
-        return self.clients.settings
-
-    @property
-    def ports(self) -> Mapping[str, AgentPort]:
-        return self.clients.ports
-
-    @property
-    def adapters(self) -> Adapters:
-        return self.clients.adapters
-
-    # --- untrusted text -----------------------------------------------------------------------
-
-    def clean(self, text: str) -> str:
-        """Untrusted text as agents are given it: cleaned, and cut at the config's limit."""
-        return self.clients.clean(text)
 
     def text(self) -> str:
         """What agents are given of the issue or pull request: its title and body, cleaned."""

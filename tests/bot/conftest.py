@@ -17,9 +17,9 @@ from huey.exceptions import RetryTask
 from freemad.bot.claims import Claims
 from freemad.bot.deliveries import DeliveryLog
 from freemad.bot.executors import LocalExecutor
-from freemad.bot.job import Backoff, Job
+from freemad.bot.job import Backoff, Job, Run
 from freemad.bot.journal import Claim
-from freemad.bot.ports import Delivery
+from freemad.bot.ports import ClaimStore, Delivery
 from freemad.bot.queue import (
     make_huey,
     register,
@@ -72,16 +72,22 @@ class Env:
             if isinstance(exc, RetryTask):
                 self.delays.append(exc.delay)
 
-    def register(self, run: Scripted, backoff: Backoff | None = None) -> None:
-        job = Job(
+    def job(
+        self, run: Run, backoff: Backoff | None = None, claims: ClaimStore | None = None
+    ) -> Job:
+        """A job on this environment's delivery log and claims (or `claims`), running `run`,
+        posting through the recording forge."""
+        return Job(
             self.settings,
             deliveries=self.deliveries,
-            claims=self.claims,
+            claims=claims or self.claims,
             run=run,
             forge_factory=lambda settings, installation: self.forge,
             backoff=backoff or Backoff(attempts=3, base=0.01, factor=2.0),
         )
-        register(self.huey, job)
+
+    def register(self, run: Run, backoff: Backoff | None = None) -> None:
+        register(self.huey, self.job(run, backoff))
 
     def accept(self, job: Delivery) -> None:
         """What the web edge does: record, then submit."""

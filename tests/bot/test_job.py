@@ -97,16 +97,7 @@ def test_a_parked_comment_tells_a_commenter_to_comment_again(
     env.register(run, Backoff(attempts=1))
     job = delivery("d-comment", event, payload)
     env.deliveries.record(job)
-    from freemad.bot.job import Job
-
-    outcome = Job(
-        env.settings,
-        deliveries=env.deliveries,
-        claims=env.claims,
-        run=run,
-        forge_factory=lambda s, i: env.forge,
-        backoff=Backoff(attempts=1),
-    ).handle("d-comment")
+    outcome = env.job(run, Backoff(attempts=1)).handle("d-comment")
 
     assert outcome == "parked"
     [told] = env.forge.calls_to("comment")
@@ -115,18 +106,11 @@ def test_a_parked_comment_tells_a_commenter_to_comment_again(
 
 
 def test_a_malformed_payload_is_parked_at_once(env: Env) -> None:
-    from freemad.bot.job import Job
     from freemad.github.events import PayloadError
 
     env.deliveries.record(LABELED)
     run = Scripted(PayloadError("issues payload: issue.number is missing"))
-    job = Job(
-        env.settings,
-        deliveries=env.deliveries,
-        claims=env.claims,
-        run=run,
-        forge_factory=lambda s, i: env.forge,
-    )
+    job = env.job(run, Backoff())
     assert job.handle("d-label") == "parked"
     assert len(run.calls) == 1
 
@@ -165,13 +149,7 @@ def test_two_commands_on_one_issue_run_one_after_the_other_on_two_workers(env: E
 
     def worker() -> Job:
         claims = Claims(env.settings.state_dir / "claims.db")  # each worker opens its own
-        return Job(
-            env.settings,
-            deliveries=env.deliveries,
-            claims=claims,
-            run=run,
-            forge_factory=lambda s, i: env.forge,
-        )
+        return env.job(run, Backoff(), claims)
 
     busy = threading.Thread(target=lambda: worker().handle("d-first"))
     busy.start()

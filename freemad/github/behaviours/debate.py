@@ -14,7 +14,7 @@ from freemad.github.thread import Clients, Outcome, Thread
 def start(thread: Thread, requirement: str, options: Mapping[str, Any]) -> Outcome:
     """Debate `requirement` and post the result on the thread."""
     summary = {"goal": requirement[:200], "issue": {"repo": thread.repo, "number": thread.number}}
-    result, body = _run(thread.clients, requirement, options, summary)
+    result, body = _run(thread, requirement, options, summary)
     posted = thread.comment(body)
     thread.link(result.run_id, "debate", posted.id)
     return Outcome(

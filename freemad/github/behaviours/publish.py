@@ -35,14 +35,7 @@ def approve(thread: Thread, run: LinkedRun, command: Command, login: str) -> Out
         thread.reply("branch_only", login=login, url=published.html_url, reason=reason)
     else:
         thread.reply("published", login=login, url=published.html_url)
-    return Outcome(
-        "steered",
-        command.verb,
-        run_id=run.run_id,
-        status=state.status.value,
-        comment_url=published.html_url,
-        summary=progress.shown,
-    )
+    return progress.steered(command, state, comment_url=published.html_url)
 
 
 def _open_pull_request(thread: Thread, task_id: str) -> PullRequestRef | BranchOnly:

@@ -74,13 +74,7 @@ def _steering(act: Act) -> Steer:
         except FreemadError as exc:
             return thread.reply("refused_by_run", login=login, reason=exc.one_line())
         progress.refresh()
-        return Outcome(
-            "steered",
-            command.verb,
-            run_id=run.run_id,
-            status=state.status.value,
-            summary=progress.shown,
-        )
+        return progress.steered(command, state)
 
     return steer
 
@@ -108,26 +102,22 @@ def reject(thread: Thread, runner: TaskRunner, task_id: str, command: Command) -
     return runner.resume(task_id)
 
 
-@_steering
-def resume(thread: Thread, runner: TaskRunner, task_id: str, command: Command) -> TaskState:
-    return runner.resume(task_id)
+def _by_runner(method: Callable[[TaskRunner, str], TaskState], doc: str) -> Steer:
+    """A steering handler that is one call of the task's runner."""
+
+    def act(thread: Thread, runner: TaskRunner, task_id: str, command: Command) -> TaskState:
+        return method(runner, task_id)
+
+    act.__name__, act.__qualname__, act.__doc__ = method.__name__, method.__name__, doc
+    return _steering(act)
 
 
-@_steering
-def pause(thread: Thread, runner: TaskRunner, task_id: str, command: Command) -> TaskState:
-    return runner.pause(task_id)
-
-
-@_steering
-def cancel(thread: Thread, runner: TaskRunner, task_id: str, command: Command) -> TaskState:
-    """`/freemad stop` and `/freemad decline`: the task ends."""
-    return runner.cancel(task_id)
-
-
-@_steering
-def status(thread: Thread, runner: TaskRunner, task_id: str, command: Command) -> TaskState:
-    """`/freemad status`: the progress comment is brought up to date."""
-    return runner.state(task_id)
+resume = _by_runner(TaskRunner.resume, "`/freemad resume`: the paused task goes on.")
+pause = _by_runner(TaskRunner.pause, "`/freemad pause`: the task stops after its current step.")
+cancel = _by_runner(TaskRunner.cancel, "`/freemad stop` and `/freemad decline`: the task ends.")
+status = _by_runner(
+    TaskRunner.state, "`/freemad status`: the progress comment is brought up to date."
+)
 
 
 # --- shared with publishing -------------------------------------------------------------------
@@ -159,6 +149,17 @@ class ProgressComment:
         if body != self.shown:
             self.thread.edit_comment(self.comment_id, body)
             self.shown = body
+
+    def steered(self, command: Command, state: TaskState, **more: Any) -> Outcome:
+        """What steering the task with `command` did, the comment as it now shows."""
+        return Outcome(
+            "steered",
+            command.verb,
+            run_id=self.task_id,
+            status=state.status.value,
+            summary=self.shown,
+            **more,
+        )
 
 
 def keep_branch(thread: Thread, state: TaskState) -> None:
