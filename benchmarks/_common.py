@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 import os
 import platform
+import socket
 import statistics
+import subprocess
 import sys
+import time
+import urllib.request
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -67,6 +71,26 @@ def cached_bytecode_env(cache_dir: Path) -> dict[str, str]:
 def console_script(name: str) -> str:
     """A console script installed beside the running interpreter (the virtualenv's bin/)."""
     return str(Path(sys.executable).parent / name)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_ready(port: int, process: subprocess.Popen[bytes], path: str) -> None:
+    """Until a server started as `process` answers `path` on loopback (at most 60 s)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"the server exited before it answered {path}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit(f"the server did not answer {path} within 60 s")
 
 
 def progress(message: str) -> None:

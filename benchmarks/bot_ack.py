@@ -21,17 +21,15 @@ import hmac
 import http.client
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 import uuid
 from pathlib import Path
 
-from _common import console_script, emit, machine, progress, summary
+from _common import console_script, emit, free_port, machine, progress, summary, wait_ready
 
 SECRET = "benchmark-secret"
 BUDGET_P99_MS = 50.0
@@ -60,25 +58,6 @@ def payload() -> bytes:
         "installation": {"id": 42},
     }
     return json.dumps(body).encode()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_ready(port: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit("the bot exited before it was ready")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit("the bot did not answer /healthz within 60 s")
 
 
 def rss_kib(pid: int) -> int:
@@ -175,7 +154,7 @@ def main() -> None:
             command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         try:
-            wait_ready(port, process)
+            wait_ready(port, process, "/healthz")
             progress("warming up")
             volley(port, args.senders, 5)
             progress(f"closed loop: {args.senders} senders x {args.per_sender}, back to back")

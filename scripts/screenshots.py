@@ -1,7 +1,8 @@
 """The screenshots in docs/screenshots/: a debate page and an evolve page, as the code renders them.
 
 Each page is rendered from the run data kept beside its screenshot (debate-transcript.json, a
-real debate of the bundled mock agents; evolve-events.json, the evolve toy run to its target)
+real debate of the bundled mock agents; evolve-events.json, the evolve toy run to its target, with
+the diffs of its versions)
 and photographed by headless Chromium. The PNG records the SHA-256 of the HTML it shows
 (`freemad-page-sha256`), and tests/dashboard/test_screenshots.py checks that rendering the data
 today still gives that page: change a template and the test says to run this again.
@@ -25,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from freemad.dashboard.render import render_run  # noqa: E402
-from freemad.dashboard.sources import RunData  # noqa: E402
+from freemad.dashboard.sources import Artifact, RunData  # noqa: E402
+from freemad.dashboard.views import version_diff_ids  # noqa: E402
 
 FOLDER = ROOT / "docs" / "screenshots"
 SIZE = (1100, 1500)
@@ -37,7 +39,11 @@ def page_data(name: str) -> RunData:
         return RunData("debate", transcript["run_id"], transcript=transcript)
     stored = json.loads((FOLDER / "evolve-events.json").read_text())
     events = [(str(kind), dict(data)) for kind, data in stored["events"]]
-    return RunData("evolve", stored["run_id"], events=events)
+    artifacts = [
+        Artifact(f"{ident}.diff", len(body.encode()), body.encode, ident)
+        for ident, body in stored.get("diffs", {}).items()
+    ]
+    return RunData("evolve", stored["run_id"], events=events, artifacts=artifacts)
 
 
 def page_html(name: str) -> str:
@@ -59,8 +65,15 @@ def refresh_data() -> None:
         store = StoreSource(runs.evolve_store, print)
         data = store.load(runs.evolve_id, "evolve", "stopped")
         events = [[kind, event] for kind, event in data.events]
+        wanted = version_diff_ids(data.events)
+        diffs = {
+            a.ident: (a.read() or b"").decode("utf-8", "replace")
+            for a in data.artifacts
+            if a.ident in wanted
+        }
         (FOLDER / "evolve-events.json").write_text(
-            json.dumps({"run_id": runs.evolve_id, "events": events}, indent=1) + "\n"
+            json.dumps({"run_id": runs.evolve_id, "events": events, "diffs": diffs}, indent=1)
+            + "\n"
         )
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import sys
+import time
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -44,6 +46,44 @@ def mock_agent(agent_id: str, *args: str, **extra: Any) -> dict[str, Any]:
     """An agent entry that runs the bundled mock agent as a real subprocess."""
     words = " ".join([MOCK_AGENT, *args])
     return {"id": agent_id, "cli_command": words, "cli_mode_arg": True, **extra}
+
+
+def free_port() -> int:
+    """A TCP port free on loopback now (for a server a test starts)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_for(check: Any, what: str, seconds: float = 60) -> Any:
+    """What `check()` returns once it is true, asked every 50 ms; fail after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.05)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def recording_agent(folder: Path, log: Path) -> Path:
+    """An agent CLI speaking the debate contract (a script, run as a real process) that appends
+    its argv, prompt and environment to `log` (JSON lines) and answers with its environment."""
+    agent = folder / "recording-agent"
+    agent.write_text(
+        f"#!{sys.executable}\n"
+        "import json, os, sys\n"
+        "prompt = sys.stdin.read()\n"
+        f"open({str(log)!r}, 'a').write(json.dumps({{'argv': sys.argv, 'stdin': prompt, "
+        "'env': dict(os.environ)}) + '\\n')\n"
+        "if 'DECISION:' in prompt:\n"
+        "    print('DECISION: KEEP\\n\\nREASONING:\\nfine')\n"
+        "else:\n"
+        "    print('SOLUTION:\\n' + json.dumps(dict(os.environ), sort_keys=True)"
+        " + '\\n\\nREASONING:\\nmy environment')\n"
+    )
+    agent.chmod(0o755)
+    return agent
 
 
 def make_config(agents: Iterable[dict[str, Any]], **sections: Any) -> FreemadConfig:

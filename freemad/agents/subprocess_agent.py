@@ -27,7 +27,7 @@ from freemad.config.models import AgentConfig, Mode
 from freemad.redact import argv_for_log
 from freemad.sandbox import Sandbox, SandboxUnavailable, View
 from freemad.sandbox.host import die_with_parent
-from freemad.sandbox.process import FREEMAD_CREDENTIALS
+from freemad.sandbox.process import freemad_secret
 
 log = logging.getLogger(__name__)
 _STDERR_TAIL = 4096
@@ -39,7 +39,7 @@ _REAP_WAIT = 5.0
 
 def agent_environment(environ: Mapping[str, str]) -> dict[str, str]:
     """The environment an agent runs with: this process's, less FREE-MAD's own credentials."""
-    return {k: v for k, v in environ.items() if k.upper() not in FREEMAD_CREDENTIALS}
+    return {k: v for k, v in environ.items() if not freemad_secret(k)}
 
 
 class CliAgent:

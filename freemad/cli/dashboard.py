@@ -6,10 +6,11 @@ import os
 import re
 import socket
 import sys
+from collections.abc import Callable
 
 import click
 
-from freemad.cli.options import config_option, listen_options, store_options
+from freemad.cli.options import F, config_option, listen_options, store_options
 from freemad.errors import FreemadError, UsageError
 
 GUNICORN_CONF = "python:freemad.dashboard.gunicorn_conf"
@@ -25,7 +26,15 @@ _SETTINGS = (
     "FREEMAD_DASHBOARD_COMMIT_URL",
     "FREEMAD_DASHBOARD_ALLOW_START",
     "FREEMAD_DASHBOARD_TOKEN",
+    "FREEMAD_DASHBOARD_TOKEN_FD",
+    "FREEMAD_DASHBOARD_STREAMS_DIR",
 )
+
+
+def _number(name: str, low: int, help: str, top: int = 65536) -> Callable[[F], F]:
+    """An option of a whole number from `low` to `top`; None when not given (its variable or
+    the default decides)."""
+    return click.option(name, type=click.IntRange(low, top), default=None, metavar="N", help=help)
 
 
 @click.command(
@@ -43,6 +52,27 @@ _SETTINGS = (
     help="A commit's web page with {commit} for its hash; evolve versions link to it.",
 )
 @listen_options(port=8001, workers="gunicorn worker processes (default: FREEMAD_WORKERS, else 2).")
+@_number(
+    "--max-streams",
+    0,
+    "Live pages (event streams) held open at once, all workers together; one more is refused "
+    "with 503, and 0 turns live updates off (default: FREEMAD_DASHBOARD_MAX_STREAMS, else the "
+    "workers' threads less a quarter each: 48 with the defaults).",
+)
+@_number(
+    "--max-streams-per-client",
+    1,
+    "Of those, from one client address (an IPv6 client's /64); one more is refused with 429 "
+    "(default: FREEMAD_DASHBOARD_MAX_STREAMS_PER_CLIENT, else a quarter of --max-streams).",
+)
+@_number(
+    "--trusted-proxies",
+    0,
+    "Reverse proxies in front that append the client's address to X-Forwarded-For; only with "
+    "this is a client's address read from it (default: FREEMAD_DASHBOARD_TRUSTED_PROXIES, else "
+    "0: the header is ignored).",
+    top=10,
+)
 @click.option(
     "--allow-start",
     is_flag=True,
@@ -71,6 +101,9 @@ def command(
     host: str,
     port: int,
     workers: int | None,
+    max_streams: int | None,
+    max_streams_per_client: int | None,
+    trusted_proxies: int | None,
     allow_start: bool,
     token_env: str,
     config_path: str | None,
@@ -79,7 +112,9 @@ def command(
 
     Read-only unless --allow-start. Also: GET /api/runs, /api/runs/ID, /api/tasks,
     /api/evolve, /health, and /events (Server-Sent Events). FREEMAD_DASHBOARD_THREADS (32)
-    is how many requests and open pages each worker serves at once.
+    is how many requests and open pages each worker serves at once; a quarter of them never
+    hold an open page, so pages and /health answer however many are open. A refused event
+    stream (429, 503) says why and when to try again; its page works without live updates.
 
     With no source named, it serves the runs of the config found from the current folder
     upward (its output.transcript_dir, task.store_path and evolve.store_path).
@@ -94,7 +129,9 @@ def command(
 
     from freemad.cli.loading import load_config
     from freemad.config.discover import find_config, state_paths
-    from freemad.dashboard.server import create_app, stderr_warn
+    from freemad.dashboard.capacity import MAX_PER_CLIENT, MAX_STREAMS, Caps, setting
+    from freemad.dashboard.handover import TOKEN_FD, token_pipe
+    from freemad.dashboard.server import MAX_PROXIES, TRUSTED_PROXIES, create_app, stderr_warn
     from freemad.dashboard.sources import build_sources
 
     # Nothing named: the runs of the config found from here, each read once it exists.
@@ -140,17 +177,28 @@ def command(
         warn=stderr_warn(),
         say_missing=say_missing,
     )
+    env = _caller_env(
+        token_env if allow_start else None,
+        {
+            "FREEMAD_WORKERS": workers,
+            MAX_STREAMS: max_streams,
+            MAX_PER_CLIENT: max_streams_per_client,
+            TRUSTED_PROXIES: trusted_proxies,
+        },
+    )
+    caps = Caps.from_env(env)  # FREEMAD_DASHBOARD_MAX_STREAMS=x is one line here
     create_app(
         sources,
         commit_url=commit_url,
         allow_start=allow_start,
         start_token=token,
         config_path=config_path,
+        caps=caps,
+        trusted_proxies=setting(env, TRUSTED_PROXIES, 0, 0, MAX_PROXIES),
     )
     bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     _check_port(host, port, bind)
 
-    env = {k: v for k, v in os.environ.items() if k not in _SETTINGS}
     for name, value in named.items():
         if value:
             env[name] = str(Path(value).absolute())
@@ -158,19 +206,28 @@ def command(
         env["FREEMAD_DASHBOARD_COMMIT_URL"] = commit_url
     if allow_start:
         env["FREEMAD_DASHBOARD_ALLOW_START"] = "1"
-        env["FREEMAD_DASHBOARD_TOKEN"] = token
+        env[TOKEN_FD] = str(token_pipe(token))
         if config_path:
             env["FREEMAD_CONFIG"] = str(Path(config_path).absolute())
     env["FREEMAD_BIND"] = bind
-    if workers is not None:
-        env["FREEMAD_WORKERS"] = str(workers)
     mode = f"debates may be started with the token in ${token_env}" if allow_start else "read-only"
     click.echo(f"FREE-MAD dashboard on http://{bind}/ ({mode})")
+    click.echo(caps.describe())
     argv = [sys.executable, "-m", "gunicorn", "--config", GUNICORN_CONF, WSGI_APP]
     sys.stdout.flush()
     sys.stderr.flush()
     # gunicorn becomes this process, so signals (SIGTERM, SIGHUP, SIGTTIN) reach its master.
     os.execve(sys.executable, argv, env)  # noqa: S606  # no shell: a fixed argv
+
+
+def _caller_env(token_env: str | None, chosen: dict[str, int | None]) -> dict[str, str]:
+    """This process's environment for gunicorn: less what the options decide and the variable
+    the start token was read from (it goes to gunicorn in a pipe, in no environment), with the
+    numbers the options chose."""
+    dropped = (*_SETTINGS, token_env) if token_env else _SETTINGS
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
+    env.update((name, str(value)) for name, value in chosen.items() if value is not None)
+    return env
 
 
 def _check_port(host: str, port: int, bind: str) -> None:

@@ -196,7 +196,9 @@ def _debate(
     from contextlib import nullcontext
 
     from freemad.cli.output import print_result, progress_printer
+    from freemad.core.events import fan_out
     from freemad.debate import check_requirement, run_debate, write_transcript
+    from freemad.debate.live import LiveJournal
     from freemad.logs import start_logging
     from freemad.redact import Redactor
     from freemad.wiring import ADAPTERS
@@ -213,19 +215,27 @@ def _debate(
         else None
     )
     start_logging(config, verbose=verbose, stream=progress.stream if progress else None)
-    with progress or nullcontext():
+    # With transcripts kept, the debate in flight is kept too, for the dashboard to show live;
+    # the journal goes once the transcript is written.
+    saving = config.output.save_transcript
+    journal = LiveJournal(config.output.transcript_dir, redactor) if saving else None
+    with journal or nullcontext(), progress or nullcontext():
         result = run_debate(
-            requirement, config, rounds=rounds, on_event=progress, adapters=ADAPTERS
+            requirement,
+            config,
+            rounds=rounds,
+            on_event=fan_out(progress, journal),
+            adapters=ADAPTERS,
         )
-    unsaved = None
-    if config.output.save_transcript:
-        try:
-            result.transcript_path = str(write_transcript(result, config.output, redactor))
-        except OSError as exc:
-            unsaved = (
-                f"cannot write the transcript into output.transcript_dir "
-                f"{config.output.transcript_dir!r}: {exc.strerror or exc}"
-            )
+        unsaved = None
+        if saving:
+            try:
+                result.transcript_path = str(write_transcript(result, config.output, redactor))
+            except OSError as exc:
+                unsaved = (
+                    f"cannot write the transcript into output.transcript_dir "
+                    f"{config.output.transcript_dir!r}: {exc.strerror or exc}"
+                )
     print_result(result, redactor, as_json=as_json)
     if result.early_stop_note:  # a budget ended it: said on stderr too, where scripts look
         click.echo(f"freemad: note: stopped early: {result.early_stop_note}", err=True)

@@ -42,7 +42,9 @@ __all__ = [
     "IdentityMode",
     "answer_id",
     "canonicalize",
+    "fence_body",
     "fence_closer",
+    "fence_info",
     "fence_opener",
     "fence_spans",
     "split_lines",
@@ -77,6 +79,20 @@ def fence_opener(line: str) -> tuple[str, int, int] | None:
     if fence[0] == "`" and "`" in match.group(3):
         return None
     return fence[0], len(fence), len(match.group(1))
+
+
+def fence_info(line: str) -> str:
+    """The info string of a fence opener (```` ```python ```` gives ``python``), or ``""``."""
+    match = _FENCE_OPEN.fullmatch(line)
+    return "" if match is None else match.group(3).strip()
+
+
+def fence_body(lines: list[str], start: int, end: int, indent: int) -> list[str]:
+    """The content lines of the fenced block opened at ``start`` and closed at ``end`` (as
+    ``fence_spans`` gives them), each less up to the fence's own indentation, as in CommonMark."""
+    return [
+        line[min(indent, len(line) - len(line.lstrip(" "))) :] for line in lines[start + 1 : end]
+    ]
 
 
 def fence_closer(line: str) -> tuple[str, int] | None:
@@ -132,9 +148,7 @@ def _code(text: str) -> str:
     lines = split_lines(text)
     parts: list[str] = []
     for start, end, indent in fence_spans(lines, require_close=False):
-        for line in lines[start + 1 : end]:
-            # content lines lose up to the fence's own indentation, as in CommonMark
-            parts.append(line[min(indent, len(line) - len(line.lstrip(" "))) :])
+        parts += fence_body(lines, start, end, indent)
     return _normalize_whitespace("\n".join(parts)) or _normalize_whitespace(text)
 
 

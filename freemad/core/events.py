@@ -19,6 +19,19 @@ class Event:
 EventSink = Callable[[Event], None]
 
 
+def fan_out(*sinks: EventSink | None) -> EventSink | None:
+    """One sink that hands each event to every one of `sinks` given (None when none is)."""
+    given = [sink for sink in sinks if sink is not None]
+    if len(given) <= 1:
+        return given[0] if given else None
+
+    def each(event: Event) -> None:
+        for sink in given:
+            sink(event)
+
+    return each
+
+
 class EventLog:
     """Numbers events in order, keeps them, and hands each to the subscribers as it happens."""
 

@@ -1,7 +1,7 @@
 """The debate's scores per round as a self-contained, accessible SVG. Pure and deterministic.
 
 One line per answer, its cumulative Free-MAD score after each round; the winner is drawn thick
-and labelled. Colours are the Okabe-Ito palette (told apart by people with colour-blindness),
+and labelled. Answers are named by their ids, as everywhere else (the CLI, the comments). Colours are the Okabe-Ito palette (told apart by people with colour-blindness),
 and every line is labelled at its end, so colour is never the only cue. The same numbers are
 in the page's score table, the chart's text alternative.
 """
@@ -15,7 +15,7 @@ from freemad.evolve.chart import format_number, nice_ticks, tick_labels, xml_tex
 
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999999")
 AXIS, GRID = "#333333", "#E3E3E3"
-_LEFT, _RIGHT, _TOP, _BOTTOM = 56, 72, 20, 40
+_LEFT, _RIGHT, _TOP, _BOTTOM = 56, 168, 20, 40  # the right margin fits "<16-hex id> 46.6667"
 
 
 def _f(value: float) -> str:
@@ -30,29 +30,30 @@ def _score(value: Any) -> float | None:
 
 def debate_chart_svg(
     rounds: Sequence[Mapping[str, Any]],
-    labels: Mapping[str, str],
+    answers: Sequence[str],
     winner: str | None,
     *,
-    width: int = 640,
+    width: int = 720,
     height: int = 280,
 ) -> str:
-    """Scores by round; `labels` names each answer id (A1, A2, ...)."""
+    """Scores by round of `answers` (their ids, in the order the page lists them)."""
     series: dict[str, list[tuple[int, float]]] = {}
+    known = set(answers)
     for index, round_ in enumerate(rounds):
         found = round_.get("scores")
         scores: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
         for answer, value in scores.items():
             score = _score(value)
-            if answer in labels and score is not None:
+            if answer in known and score is not None:
                 series.setdefault(answer, []).append((index, score))
-    order = sorted(series, key=lambda a: labels[a][1:].zfill(6))
+    order = [answer for answer in answers if answer in series]
     head = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" '
         'aria-labelledby="debate-chart-title debate-chart-desc" '
         'font-family="sans-serif" font-size="12">',
         '<title id="debate-chart-title">Score of each answer after each round</title>',
-        f'<desc id="debate-chart-desc">{xml_text(_describe(series, order, labels, winner))}</desc>',
+        f'<desc id="debate-chart-desc">{xml_text(_describe(series, order, winner))}</desc>',
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="#FFFFFF"/>',
     ]
     if not series:
@@ -96,7 +97,7 @@ def debate_chart_svg(
         points = series[answer]
         thick = "3.5" if answer == winner else "2"
         path = " ".join(f"{_f(x(i))},{_f(y(v))}" for i, v in points)
-        name = labels[answer] + (" (winner)" if answer == winner else "")
+        name = answer + (" (winner)" if answer == winner else "")
         body.append(f'<g class="answer"><title>{xml_text(name)}</title>')
         body.append(
             f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="{thick}"/>'
@@ -112,7 +113,7 @@ def debate_chart_svg(
         body.append(
             f'<text x="{_f(x(end_i) + 8)}" y="{_f(label_y)}" '
             f'fill="{colour}" font-weight="{"bold" if answer == winner else "normal"}">'
-            f"{xml_text(labels[answer])} {xml_text(format_number(end_v))}</text>"
+            f"{xml_text(answer)} {xml_text(format_number(end_v))}</text>"
         )
         body.append("</g>")
     return "\n".join([*head, *body, "</svg>"]) + "\n"
@@ -121,7 +122,6 @@ def debate_chart_svg(
 def _describe(
     series: Mapping[str, list[tuple[int, float]]],
     order: Sequence[str],
-    labels: Mapping[str, str],
     winner: str | None,
 ) -> str:
     if not series:
@@ -130,5 +130,5 @@ def _describe(
     for answer in order:
         values = ", ".join(format_number(v) for _, v in series[answer])
         mark = " (winner)" if answer == winner else ""
-        parts.append(f"{labels[answer]}{mark}: {values}")
+        parts.append(f"{answer}{mark}: {values}")
     return "Score after each round. " + "; ".join(parts) + "."

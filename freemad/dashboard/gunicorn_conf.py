@@ -1,35 +1,30 @@
 """gunicorn's settings for the live dashboard: `freemad-dashboard` loads this module.
 
 `freemad-dashboard` passes its options through `FREEMAD_BIND`, `FREEMAD_WORKERS` and the
-`FREEMAD_DASHBOARD_*` variables the app reads. Every open page holds one of a worker's threads
-for its event stream, so a worker has many threads (FREEMAD_DASHBOARD_THREADS). gunicorn reads
-every module-level name that matches one of its settings, so keep helpers private.
+`FREEMAD_DASHBOARD_*` variables the app reads, and the start token in a pipe. Every open page
+holds one of a worker's threads for its event stream, so a worker has many threads
+(FREEMAD_DASHBOARD_THREADS), and the app keeps a quarter of them for everything else
+(`freemad.dashboard.capacity`). The server hooks (`on_starting`, `post_fork`, `pre_exec`,
+`on_exit`) are `freemad.dashboard.handover`'s: the token's way to the workers and the folder
+they count open streams in. gunicorn reads every module-level name that matches one of its
+settings, so keep helpers private.
 """
 
 from __future__ import annotations
 
 import os as _os
 
+from freemad.dashboard import capacity as _capacity
+from freemad.dashboard.handover import on_exit, on_starting, post_fork, pre_exec
 from freemad.gunicorn_common import heartbeat_dir as _heartbeat_dir
 from freemad.gunicorn_common import log_level as _log_level
 
-
-def _count(name: str, default: int, top: int) -> int:
-    value = _os.environ.get(name, "").strip()
-    if not value:
-        return default
-    try:
-        return min(max(1, int(value)), top)
-    except ValueError:
-        return default
-
-
 wsgi_app = "freemad.dashboard.server:app_from_env()"
 bind = [_os.environ.get("FREEMAD_BIND", "127.0.0.1:8001")]
-workers = _count("FREEMAD_WORKERS", 2, 64)
+workers = _capacity.workers(_os.environ)
 worker_class = "gthread"
 # One thread per open event stream (each open page), plus the requests for pages and the API.
-threads = _count("FREEMAD_DASHBOARD_THREADS", 32, 1024)
+threads = _capacity.threads(_os.environ)
 # A gthread worker tells the master it is alive between requests and while they run, so this is
 # not a limit on how long a stream stays open; the streams' keepalives (15 s) come well within.
 timeout = 60
@@ -55,6 +50,10 @@ __all__ = [
     "graceful_timeout",
     "keepalive",
     "loglevel",
+    "on_exit",
+    "on_starting",
+    "post_fork",
+    "pre_exec",
     "preload_app",
     "proc_name",
     "threads",

@@ -29,6 +29,7 @@ class Artifact:
     name: str
     size: int
     read: Callable[[], bytes | None] = field(compare=False, repr=False)
+    ident: str = ""  # the store's artifact id, as events name it ("" when unknown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +45,9 @@ class Run:
     fingerprint: str  # changes whenever the run's page would
     origin: str  # where it was read from, for messages
     load: Callable[[], RunData] = field(compare=False, repr=False)
+    # What the index shows beside the entry (outcome, seconds, agents: `render.facts_of`), when
+    # the listing knows it already (a transcript's); None: from its data (`IndexFacts`).
+    facts: dict[str, Any] | None = field(default=None, compare=False)
 
     def entry(self) -> dict[str, Any]:
         return {
@@ -67,6 +71,7 @@ class RunData:
     times: Sequence[float] = ()
     status: str = ""
     artifacts: Sequence[Artifact] = ()
+    live: dict[str, Any] | None = None  # a debate in flight: `freemad.debate.live`'s view
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,8 @@ self-contained file: its stylesheet and scripts are inline and allowed by hash i
 Content-Security-Policy, charts are inline SVG, and links are relative, so a page works from
 `file://`, from a Pages sub-path and from the live server alike. Text from agents, issues and
 configs is escaped by autoescaping; the only markup let through is the chart SVG, built by
-`freemad.dashboard.charts` / `freemad.evolve.chart`, which escape every text they draw.
+`freemad.dashboard.charts` / `freemad.evolve.chart`, which escape every text they draw, and
+highlighted code, Pygments' escaped tokens in spans (`freemad.dashboard.fenced`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import jinja2
 from markupsafe import Markup
 
 from freemad.dashboard import views
+from freemad.dashboard.fenced import highlighted, parts
 from freemad.dashboard.records import RunData
 
 _CSS_CLASS = re.compile(r"[^a-z0-9_-]")
@@ -35,6 +37,26 @@ def _when(seconds: Any, with_seconds: bool = False) -> str:
     except (OverflowError, OSError, ValueError):
         return "-"
     return moment.strftime("%Y-%m-%d %H:%M:%S" if with_seconds else "%Y-%m-%d %H:%M")
+
+
+def _duration(seconds: Any) -> str:
+    """Seconds as a person reads a duration: 326 ms, 4.2 s, 12 s, 3 min 5 s, 2 h 10 min, 3 d 2 h;
+    "-" unknown."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds >= 0:
+        return "-"
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds >= 1e9:  # longer than any run: a clock gone wrong
+        return "-"
+    minutes, rest = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {rest} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if hours < 48 else f"{hours // 24} d {hours % 24} h"
 
 
 def _short(text: Any, limit: int) -> str:
@@ -60,7 +82,8 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters.update(when=_when, short=_short, css=_css, safe_svg=_safe_svg)
+    env.filters.update(when=_when, duration=_duration, short=_short, css=_css)
+    env.filters.update(safe_svg=_safe_svg, parts=parts, highlighted=highlighted)  # markup makers
     return env
 
 
@@ -127,14 +150,25 @@ def _canonical(base_url: str | None, path: str) -> str | None:
 def render_index(
     entries: Sequence[Mapping[str, Any]], *, live: bool = False, base_url: str | None = None
 ) -> str:
-    """The list of every run (entries as `Run.entry()` gives them, newest first)."""
+    """The list of every run, newest first: entries as `Run.entry()` gives them, with the
+    facts `IndexFacts` adds where known (outcome, seconds, agents)."""
     kinds: dict[str, int] = {}
     for entry in entries:
         kinds[entry["kind"]] = kinds.get(entry["kind"], 0) + 1
-    runs = [
-        {**entry, "search": " ".join(f"{entry['title']} {entry['run_id']}".lower().split())[:300]}
-        for entry in entries
-    ]
+    runs = []
+    for entry in entries:
+        agents = [str(a) for a in entry.get("agents") or ()]
+        outcome = str(entry.get("outcome") or "")
+        words = f"{entry['run_id']} {outcome} {' '.join(agents)} {entry['title']}"
+        runs.append(
+            {
+                **entry,
+                "outcome": outcome or "-",
+                "agents": agents,
+                "seconds": entry.get("seconds"),
+                "search": " ".join(words.lower().split())[:500],
+            }
+        )
     return _page(
         "index.html.j2",
         root="",
@@ -150,6 +184,8 @@ def render_index(
 
 def view_of(data: RunData, commit_url: str | None = None) -> dict[str, Any]:
     """A run's view data, whichever its runtime (what its page shows and the API returns)."""
+    if data.kind == "debate" and data.live is not None:
+        return views.live_debate_view(data.live)
     if data.kind == "debate":
         view = views.debate_view(data.transcript or {})
         view["run_id"] = view["run_id"] or data.run_id
@@ -157,7 +193,9 @@ def view_of(data: RunData, commit_url: str | None = None) -> dict[str, Any]:
     if data.kind == "task":
         artifacts = [(a.name, a.size, a.read()) for a in data.artifacts]
         return views.task_view(data.run_id, data.events, data.times, data.status, artifacts)
-    return views.evolve_view(data.run_id, data.events, commit_url)
+    wanted = set(views.version_diff_ids(data.events))
+    diffs = {a.ident: a.read() for a in data.artifacts if a.ident and a.ident in wanted}
+    return views.evolve_view(data.run_id, data.events, commit_url, diffs)
 
 
 _TEMPLATES = {"debate": ("debate.html.j2", "d"), "task": ("task.html.j2", "t")}
@@ -172,6 +210,8 @@ def render_run(
 ) -> str:
     """A run's page; it lives at `runs/<run_id>.html`."""
     template, name = _TEMPLATES.get(data.kind, ("evolve.html.j2", "e"))
+    if data.live is not None:
+        template = "debate_live.html.j2"
     view = view_of(data, commit_url)
     return _page(
         template,

@@ -6,8 +6,10 @@ only with a start token, `POST /api/debates` starts a debate from the server's o
 browser can give the requirement and nothing else. Nothing happens at import time;
 `app_from_env()` is what gunicorn calls (`freemad-dashboard` sets the environment).
 
-`/events` is the stream of changes `freemad.dashboard.feed` polls; `freemad.dashboard.starter`
-starts debates; `freemad.dashboard.answers` holds the error pages, refusals and headers.
+`/events` is the stream of changes `freemad.dashboard.feed` polls, as many at once as
+`freemad.dashboard.capacity` allows (429 or 503 with Retry-After beyond);
+`freemad.dashboard.starter` starts debates; `freemad.dashboard.answers` holds the error pages,
+refusals and headers.
 """
 
 from __future__ import annotations
@@ -18,17 +20,22 @@ import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from freemad.dashboard import answers, views
 from freemad.dashboard.answers import Problem, Warn, names_its_source, reason
+from freemad.dashboard.capacity import STREAMS_DIR, Caps, Refusal, Streams, number, setting
 from freemad.dashboard.feed import READ_ERRORS, Feed, stream
+from freemad.dashboard.handover import TOKEN
 from freemad.dashboard.render import render_index, render_run, view_of
 from freemad.dashboard.sources import (
     RUN_ID,
+    IndexFacts,
     Later,
     Run,
     RunData,
@@ -42,6 +49,8 @@ from freemad.dashboard.sources import (
 from freemad.dashboard.starter import Starter
 from freemad.errors import UsageError
 
+TRUSTED_PROXIES = "FREEMAD_DASHBOARD_TRUSTED_PROXIES"
+MAX_PROXIES = 10
 PAGE_CACHE = 256
 MAX_BODY = 256 * 1024  # bytes of a POST body
 _VIEW_ERRORS = (ValueError, TypeError, KeyError, AttributeError, RecursionError)
@@ -74,8 +83,17 @@ def create_app(
     start_token: str | None = None,
     config_path: str | None = None,
     warn: Warn | None = None,
+    caps: Caps | None = None,
+    streams_dir: Path | None = None,
+    trusted_proxies: int = 0,
 ) -> Flask:
-    """The dashboard's Flask app over `sources` (read each time a page or the API asks)."""
+    """The dashboard's Flask app over `sources` (read each time a page or the API asks).
+
+    `caps` bound the open event streams (default: as for gunicorn's default workers and
+    threads), counted in `streams_dir` with the other processes that share it (default: a
+    private folder). With `trusted_proxies`, that many proxies in front append to
+    X-Forwarded-For and a client's address is taken from it; otherwise the header is ignored.
+    """
     if not sources:
         raise UsageError("the dashboard needs at least one source")
     if not poll_interval > 0 or not heartbeat > 0:
@@ -99,8 +117,15 @@ def create_app(
         if folder is None:
             raise UsageError("starting debates needs a transcripts folder to write them into")
         starter = Starter(config_path, folder, start_token, say)
-    board = _Dashboard(sources, commit_url, poll_interval, heartbeat, starter, say)
+    if not 0 <= trusted_proxies <= MAX_PROXIES:
+        raise UsageError(f"trusted_proxies must be from 0 to {MAX_PROXIES}")
+    streams = Streams(caps or Caps.from_env({}), streams_dir)
+    board = _Dashboard(sources, commit_url, poll_interval, heartbeat, starter, say, streams)
     app = Flask("freemad.dashboard")
+    if trusted_proxies:
+        # X-Forwarded-For's last `trusted_proxies` entries are what the proxies saw; the
+        # client's own entries before them are its to invent, and are not read.
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=trusted_proxies)  # type: ignore[method-assign]
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
     app.extensions["freemad.dashboard"] = board
     for rule, view in (
@@ -126,8 +151,15 @@ def create_app(
 
 
 def app_from_env(environ: Mapping[str, str] | None = None) -> Flask:
-    """The app as gunicorn runs it: sources and settings from FREEMAD_DASHBOARD_* variables."""
-    env = os.environ if environ is None else environ
+    """The app as gunicorn runs it: sources and settings from FREEMAD_DASHBOARD_* variables.
+
+    Of its own environment (no `environ` given) it takes the start token out as it reads it,
+    so no process it starts inherits it."""
+    if environ is None:
+        token = os.environ.pop(TOKEN, None)
+        env: Mapping[str, str] = os.environ
+    else:
+        token, env = environ.get(TOKEN), environ
     warn = stderr_warn()
     sources = build_sources(
         transcripts=env.get("FREEMAD_DASHBOARD_DIR") or None,
@@ -148,23 +180,19 @@ def app_from_env(environ: Mapping[str, str] | None = None) -> Flask:
         poll_interval=_seconds(env, "FREEMAD_DASHBOARD_POLL_INTERVAL", 0.5),
         heartbeat=_seconds(env, "FREEMAD_DASHBOARD_HEARTBEAT", 15.0),
         allow_start=env.get("FREEMAD_DASHBOARD_ALLOW_START", "").strip() == "1",
-        start_token=env.get("FREEMAD_DASHBOARD_TOKEN") or None,
+        start_token=token or None,
         config_path=env.get("FREEMAD_CONFIG") or None,
         warn=warn,
+        caps=Caps.from_env(env),
+        streams_dir=Path(env[STREAMS_DIR]) if env.get(STREAMS_DIR) else None,
+        trusted_proxies=setting(env, TRUSTED_PROXIES, 0, 0, MAX_PROXIES),
     )
 
 
 def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
-    text = env.get(name, "").strip()
-    if not text:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value <= 3600:
-        raise UsageError(f"{name} must be a number of seconds between 0 and 3600, not {text!r}")
-    return value
+    return number(
+        env, name, default, float, lambda v: 0 < v <= 3600, "a number of seconds between 0 and 3600"
+    )
 
 
 # --- pages and the API ------------------------------------------------------------------------
@@ -202,6 +230,7 @@ class _Dashboard:
         heartbeat: float,
         starter: Starter | None,
         warn: Warn,
+        streams: Streams,
     ) -> None:
         self.sources = tuple(sources)
         self.commit_url = commit_url
@@ -209,10 +238,12 @@ class _Dashboard:
         self.heartbeat = heartbeat
         self.starter = starter
         self.warn = warn
+        self.streams = streams
         self.feed = Feed(self.sources, poll_interval)
         self.pages = _Lru(PAGE_CACHE)
         self.views = _Lru(32)  # /api/runs/<id> bodies (a task's carry its artifacts)
         self.summaries = _Lru(4096)  # /api/tasks and /api/evolve rows
+        self.index_facts = IndexFacts()  # the index's outcome, duration and agents of each run
 
     # reading runs
 
@@ -238,7 +269,7 @@ class _Dashboard:
     # routes
 
     def index(self) -> Response:
-        return answers.html(render_index([run.entry() for run in self.runs()], live=True))
+        return answers.html(render_index(self.index_facts.entries(self.runs()), live=True))
 
     def run_page(self, run_id: str) -> Response:
         run = self.find(run_id)
@@ -324,16 +355,26 @@ class _Dashboard:
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         if request.method == "HEAD":
             return Response(b"", mimetype="text/event-stream", headers=headers)
-        given = request.headers.get("Last-Event-ID") or request.args.get("last_event_id") or ""
-        given = given.strip()[:200]
-        resume = parse_change_id(given) if given else None
-        return Response(
-            stream(
+        ticket = self.streams.open(request.remote_addr)
+        if isinstance(ticket, Refusal):
+            refused = answers.error(ticket.status, ticket.message)
+            refused.headers["Retry-After"] = str(ticket.retry_after)
+            refused.headers["Cache-Control"] = "no-store"
+            return refused
+        try:
+            given = request.headers.get("Last-Event-ID") or request.args.get("last_event_id")
+            given = (given or "").strip()[:200]
+            resume = parse_change_id(given) if given else None
+            body = stream(
                 self.feed, resume, given, poll_interval=self.poll_interval, heartbeat=self.heartbeat
-            ),
-            mimetype="text/event-stream",
-            headers=headers,
-        )
+            )
+            answer = Response(body, mimetype="text/event-stream", headers=headers)
+        except BaseException:
+            ticket.close()
+            raise
+        # Whenever the stream ends (the client went, the worker stops), gunicorn closes it.
+        answer.call_on_close(ticket.close)
+        return answer
 
 
 def _task_summary(data: RunData) -> dict[str, Any]:

@@ -23,9 +23,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import pygments
+
 from freemad import __version__
 from freemad.dashboard.render import render_index, render_run
-from freemad.dashboard.sources import RUN_ID, Run, Source, TranscriptDir, all_runs
+from freemad.dashboard.sources import RUN_ID, IndexFacts, Run, Source, TranscriptDir, all_runs
 from freemad.errors import FreemadError
 
 MANIFEST = ".freemad-site.json"
@@ -56,14 +58,15 @@ class BuildReport:
 
 @functools.lru_cache(maxsize=1)
 def site_version() -> str:
-    """Changes with FREE-MAD's version and with any template or dashboard module."""
-    digest = hashlib.sha256(__version__.encode())
+    """Changes with FREE-MAD's version, any template or dashboard module, and the version of
+    Pygments (which highlights the pages' code)."""
+    digest = hashlib.sha256(f"{__version__}\0{pygments.__version__}".encode())
     package = resources.files("freemad")
     for folder in ("templates/dashboard", "dashboard"):
         for item in sorted(package.joinpath(folder).iterdir(), key=lambda p: p.name):
             if item.name.endswith((".j2", ".css", ".js", ".py")):
                 digest.update(item.name.encode() + b"\0" + item.read_bytes())
-    for name in ("evolve/report.py", "evolve/chart.py"):
+    for name in ("evolve/report.py", "evolve/chart.py", "core/answers.py"):
         digest.update(package.joinpath(name).read_bytes())
     return digest.hexdigest()[:16]
 
@@ -107,7 +110,9 @@ def build_site(
         else:
             warn(problem)
             failed += 1
-    entries = [run.entry() for run in runs if run.run_id in manifest["runs"]]
+    facts = IndexFacts()
+    facts.import_(caches.get("index"))
+    entries = facts.entries([run for run in runs if run.run_id in manifest["runs"]])
     rendered = len(todo) - failed
     removed = 0
     for run_id in set(old) - set(manifest["runs"]):
@@ -119,6 +124,7 @@ def build_site(
     for n, source in enumerate(sources):
         if isinstance(source, TranscriptDir):
             manifest["caches"][f"{n}:{source.path}"] = source.export_cache()
+    manifest["caches"]["index"] = facts.export()
     _write(folder / MANIFEST, json.dumps(manifest, separators=(",", ":")))
     return BuildReport(
         len(runs), rendered, unchanged, removed, failed, time.perf_counter() - started

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,9 @@ from freemad.dashboard.reference_transcripts import (
     started_at,
 )
 from freemad.dashboard.stored import StateDir, StoreSource
+from freemad.dashboard.views import debate_facts, facts_of
+from freemad.debate.live import LiveDebate, read_journal, running_dir
+from freemad.errors import FreemadError
 from freemad.store.port import RUN_ID  # a run id names a page file: the stores' rule serves
 
 
@@ -78,12 +82,32 @@ class TranscriptDir:
             seen[run.run_id] = entry.name
             found.append(run)
         self._cache = cache  # files gone are forgotten; one assignment, so threads see a whole map
+        found.extend(self._running(seen))
         if markdown and markdown != self._markdown:  # said once, not on every poll
             self._markdown = markdown
             self._warn(
                 f"{self.path}: {markdown} markdown transcript(s) skipped; pages are built from "
                 "JSON transcripts (output.format: json)"
             )
+        return found
+
+    def _running(self, finished: Mapping[str, str]) -> list[Run]:
+        """The debates in flight (their journals in `.running/`), but for those whose transcript
+        is written already."""
+        folder = running_dir(self.path)
+        try:
+            journals = sorted(folder.glob("*.jsonl"))
+        except OSError:
+            return []
+        found = []
+        for path in journals:
+            run_id = path.name.removesuffix(".jsonl")
+            if run_id in finished or not RUN_ID.fullmatch(run_id):
+                continue
+            debate = read_journal(path)
+            if debate is None:
+                continue
+            found.append(_live_run(path, debate))
         return found
 
     def _read(self, path: Path, key: str) -> Run | None:
@@ -103,9 +127,9 @@ class TranscriptDir:
             "started": started,
             "updated": iso_seconds(data.get("finished_at")) or started,
         }
-        return self._run(path, key, entry)
+        return self._run(path, key, entry, debate_facts(data))
 
-    def _run(self, path: Path, key: str, entry: dict[str, Any]) -> Run:
+    def _run(self, path: Path, key: str, entry: dict[str, Any], facts: dict[str, Any]) -> Run:
         def load() -> RunData:
             data = _transcript(path, self._warn) or {}
             return RunData("debate", entry["run_id"], transcript=data, status=entry["status"])
@@ -120,11 +144,14 @@ class TranscriptDir:
             f"file:{key}",
             str(path),
             load,
+            facts,
         )
 
     def export_cache(self) -> dict[str, Any]:
         """What `runs` learnt of each file, for `import_cache` in a later build (JSON-able)."""
-        return {name: [key, run.entry()] for name, (key, run) in self._cache.items() if run}
+        return {
+            name: [key, run.entry(), run.facts] for name, (key, run) in self._cache.items() if run
+        }
 
     def import_cache(self, cache: Any) -> None:
         """Files whose size and mtime match a cached entry are listed without being parsed."""
@@ -134,27 +161,54 @@ class TranscriptDir:
         for name, item in cache.items():
             if (
                 isinstance(item, list)
-                and len(item) == 2
+                and len(item) == 3
                 and isinstance(item[1], dict)
+                and isinstance(item[2], dict)
                 and set(item[1]) == fields
                 and RUN_ID.fullmatch(str(item[1]["run_id"]))
                 and "/" not in name
             ):
                 self._cache[name] = (
                     str(item[0]),
-                    self._run(self.path / name, str(item[0]), item[1]),
+                    self._run(self.path / name, str(item[0]), item[1], item[2]),
                 )
 
     def changes(self, since: float) -> list[Change]:
         """A transcript written (or copied in) since `since`, by its file's modification time:
-        the same for every process that reads the folder."""
-        self.runs()
+        the same for every process that reads the folder; and a debate in flight whose journal
+        grew since then (or whose process is found gone)."""
         out = []
-        for key, run in list(self._cache.values()):
+        for run in self.runs():
+            if run.fingerprint.startswith("live:") and run.updated >= since:
+                _, seq, _ = run.fingerprint.split(":", 2)
+                out.append(Change(run.updated, "debate", run.run_id, int(seq), run.status))
+        for key, cached in list(self._cache.values()):
             written = int(key.split(":", 1)[0]) / 1e9
-            if run is not None and written >= since:
-                out.append(Change(written, "debate", run.run_id, 0, "debate_finished"))
+            if cached is not None and written >= since:
+                out.append(Change(written, "debate", cached.run_id, 0, "debate_finished"))
         return out
+
+
+def _live_run(path: Path, debate: LiveDebate) -> Run:
+    """A debate in flight as the index lists it; its page is read from the journal again."""
+
+    def load() -> RunData:
+        again = read_journal(path) or debate
+        view = again.view(time.time())
+        return RunData("debate", debate.run_id, status=again.status, live=view)
+
+    started = debate.started or 0.0
+    return Run(
+        "debate",
+        debate.run_id,
+        debate.status,
+        debate.requirement,
+        started,
+        debate.updated or started,
+        f"live:{debate.events}:{debate.status}",
+        str(path),
+        load,
+    )
 
 
 def _transcript(path: Path, warn: Warn) -> dict[str, Any] | None:
@@ -230,10 +284,68 @@ def all_runs(sources: Sequence[Source]) -> list[Run]:
     return sorted(runs.values(), key=lambda r: (-r.started, r.run_id))
 
 
+# A run that cannot be read (a store's errors are FreemadErrors) or made sense of shows no facts.
+_FACT_ERRORS = (
+    FreemadError,
+    OSError,
+    ValueError,
+    TypeError,
+    KeyError,
+    AttributeError,
+    RecursionError,
+)
+
+
+class IndexFacts:
+    """The index's rows: each run's entry with its outcome, seconds and agents (`facts_of`).
+
+    A transcript's facts come with its listing; another run's are read from its data once per
+    fingerprint and remembered (`export`/`import_` carry them from one site build to the next).
+    A run that cannot be read shows none, and the rest still do.
+    """
+
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[str, dict[str, Any]]] = {}  # run id: (fingerprint, facts)
+
+    def entries(self, runs: Sequence[Run]) -> list[dict[str, Any]]:
+        known, fresh = self._known, {}
+        rows = []
+        for run in runs:
+            facts = run.facts
+            if facts is None:
+                cached = known.get(run.run_id)
+                facts = cached[1] if cached and cached[0] == run.fingerprint else _facts(run)
+                fresh[run.run_id] = (run.fingerprint, facts)
+            rows.append({**run.entry(), **facts})
+        self._known = fresh  # runs gone are forgotten; one assignment, so threads see a whole map
+        return rows
+
+    def export(self) -> dict[str, Any]:
+        return {
+            run_id: [fingerprint, facts] for run_id, (fingerprint, facts) in self._known.items()
+        }
+
+    def import_(self, cache: Any) -> None:
+        if isinstance(cache, dict):
+            self._known = {
+                str(run_id): (str(item[0]), item[1])
+                for run_id, item in cache.items()
+                if isinstance(item, list) and len(item) == 2 and isinstance(item[1], dict)
+            }
+
+
+def _facts(run: Run) -> dict[str, Any]:
+    try:
+        return facts_of(run.load())
+    except _FACT_ERRORS:
+        return {}
+
+
 __all__ = [
     "RUN_ID",
     "Artifact",
     "Change",
+    "IndexFacts",
     "Later",
     "Run",
     "RunData",

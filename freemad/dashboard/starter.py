@@ -3,19 +3,23 @@ with the server's own config (the browser gives the requirement and nothing else
 
 Each debate runs in a process of its own (`python -m freemad.dashboard.starter`, watched by a
 thread): its event loop then runs in a main thread, as the runtime expects, and a debate that
-goes wrong cannot take a web worker with it.
+goes wrong cannot take a web worker with it. That process is not given the server's own settings
+(FREEMAD_DASHBOARD_*, the start token above all) nor FREE-MAD's credentials (`debate_environment`),
+so neither reaches the agent CLIs it starts.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
+import os
 import secrets
 import subprocess
 import sys
 import threading
 import time
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -23,6 +27,7 @@ from flask import Response, jsonify, request
 
 from freemad.dashboard.answers import Problem, Warn, json_error, reason
 from freemad.errors import FreemadError
+from freemad.sandbox.process import freemad_secret
 
 if TYPE_CHECKING:
     from freemad.config.models import FreemadConfig
@@ -33,6 +38,16 @@ DEBATE_TIMEOUT = 3600.0  # seconds; a debate's own deadlines end it long before
 CSRF_COOKIE = "freemad_csrf"
 CSRF_HEADER = "X-CSRF-Token"
 _CSRF_VALUE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def debate_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """What a debate's process starts with: the server's environment less the dashboard's own
+    settings (FREEMAD_DASHBOARD_*) and FREE-MAD's credentials."""
+    return {
+        name: value
+        for name, value in environ.items()
+        if not name.upper().startswith("FREEMAD_DASHBOARD_") and not freemad_secret(name)
+    }
 
 
 def start_config(config_path: str | None, folder: Path) -> FreemadConfig:
@@ -135,6 +150,7 @@ class Starter:
             done = subprocess.run(
                 [sys.executable, "-m", "freemad.dashboard.starter"],
                 input=json.dumps(order),
+                env=debate_environment(os.environ),
                 capture_output=True,
                 text=True,
                 timeout=DEBATE_TIMEOUT,
@@ -162,14 +178,24 @@ def debate_main() -> int:
     """One debate started over HTTP: `{"requirement", "run_id", "config_path", "folder"}` on
     stdin; its transcript goes into `folder`. Errors are one line on stderr."""
     from freemad.debate import run_debate, write_transcript
+    from freemad.debate.live import LiveJournal
     from freemad.redact import Redactor
     from freemad.wiring import ADAPTERS
 
     try:
         order = json.loads(sys.stdin.read())
         config = start_config(order["config_path"], Path(order["folder"]))
-        result = run_debate(order["requirement"], config, run_id=order["run_id"], adapters=ADAPTERS)
-        write_transcript(result, config.output, Redactor(config.security.redact_patterns))
+        redactor = Redactor(config.security.redact_patterns)
+        # Its journal lets the dashboard show the debate while it runs; gone once it is kept.
+        with LiveJournal(config.output.transcript_dir, redactor) as journal:
+            result = run_debate(
+                order["requirement"],
+                config,
+                run_id=order["run_id"],
+                on_event=journal,
+                adapters=ADAPTERS,
+            )
+            write_transcript(result, config.output, redactor)
     except FreemadError as exc:
         print(exc.one_line(), file=sys.stderr)
         return 1

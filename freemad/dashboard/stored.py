@@ -23,6 +23,7 @@ from freemad.dashboard.records import (
     read_json,
 )
 from freemad.store import RUN_ID, RunRow, StoreError, StoreReader
+from freemad.store.artifacts import artifact_id
 from freemad.store.run_folders import (
     ARTIFACTS,
     EVENTS_FILE,
@@ -78,7 +79,10 @@ class StoreSource:
         events = [(event.kind, event.data) for event in stored]
         times = [event.time for event in stored]
         folder = self._reader.artifacts_dir
-        artifacts = [Artifact(ref.name, ref.size, file_reader(folder, ref.path)) for ref in refs]
+        artifacts = [
+            Artifact(ref.name, ref.size, file_reader(folder, ref.path), ref.artifact_id)
+            for ref in refs
+        ]
         return _run_data(kind, run_id, events, times, status, artifacts)
 
     def changes(self, since: float) -> list[Change]:
@@ -150,7 +154,12 @@ class StateDir:
         events: Events = [(event_kind, data) for event_kind, data, _ in read]
         times = [time for _, _, time in read]
         artifacts = [
-            Artifact(name, size, file_reader(folder / ARTIFACTS, sha256))
+            Artifact(
+                name,
+                size,
+                file_reader(folder / ARTIFACTS, sha256),
+                artifact_id(folder.name, name, sha256),  # as the store that made it names it
+            )
             for name, size, sha256 in loose_artifacts(meta)
         ]
         return _run_data(kind, folder.name, events, times, status, artifacts)

@@ -15,7 +15,8 @@ from typing import Any
 
 from freemad.core import tasks as task_core
 from freemad.dashboard.charts import debate_chart_svg
-from freemad.evolve.chart import format_number
+from freemad.dashboard.records import RunData
+from freemad.evolve.chart import format_number, uses_log_scale
 from freemad.evolve.report import report_data, score_chart_svg
 
 DIFF_LINES = 400  # a longer diff is cut, with a note
@@ -49,28 +50,43 @@ def number(value: Any) -> str:
 # --- debates ----------------------------------------------------------------------------------
 
 
-def answer_labels(transcript: Mapping[str, Any]) -> dict[str, str]:
-    """Short names for answer ids, A1 first by final score (then id): what the page and chart say."""
+def answer_order(transcript: Mapping[str, Any]) -> list[str]:
+    """Every answer id the transcript names, the best final score first (then by id). Pages show
+    answers by these ids, as the CLI's output and the GitHub comment do."""
     scores = _map(transcript.get("scores"))
-    ids = set(scores) | set(_map(transcript.get("answers")))
+    ids = {str(a) for a in scores} | {str(a) for a in _map(transcript.get("answers"))}
     for round_ in _list(transcript.get("transcript")):
         for turn in _map(_map(round_).get("agents")).values():
             if _map(turn).get("answer_id"):
                 ids.add(str(turn["answer_id"]))
-    ordered = sorted(ids, key=lambda a: (-(_num(scores.get(a)) or 0.0), a))
-    return {answer: f"A{i}" for i, answer in enumerate(ordered, start=1)}
+    return sorted(ids, key=lambda a: (-(_num(scores.get(a)) or 0.0), a))
+
+
+_FAILED = frozenset({"failed", "error"})  # statuses of a debate that ended without a result
+
+
+def error_text(value: Any) -> str:
+    """An error as a person reads it: a call's failure ({cause, detail}) as "cause: detail",
+    another mapping as "key: value; ...", text as it is."""
+    if isinstance(value, Mapping):
+        if "cause" in value or "detail" in value:
+            cause, detail = _text(value.get("cause")), _text(value.get("detail"))
+            return ": ".join(part for part in (cause, detail) if part)
+        return "; ".join(f"{key}: {error_text(item)}" for key, item in value.items())
+    return _text(value)
 
 
 def debate_view(transcript: Mapping[str, Any]) -> dict[str, Any]:
-    labels = answer_labels(transcript)
+    order = answer_order(transcript)
     rounds = [_map(r) for r in _list(transcript.get("transcript"))]
     winner = _text(transcript.get("final_answer_id")) or None
     scores = _map(transcript.get("scores"))
     answers = _map(transcript.get("answers"))
+    status = _text(transcript.get("status")) or "unknown"
+    error = error_text(transcript.get("error")) or None
     ranking = [
         {
             "answer_id": answer,
-            "label": labels.get(answer, "?"),
             "score": number(scores.get(answer)),
             "raw": number(_map(transcript.get("raw_scores")).get(answer)),
             "winner": answer == winner,
@@ -80,29 +96,38 @@ def debate_view(transcript: Mapping[str, Any]) -> dict[str, Any]:
             "explainer": _explainer(_list(_map(transcript.get("score_explainers")).get(answer))),
             "validation": _validation(_map(_map(transcript.get("validation")).get(answer))),
         }
-        for answer in sorted(labels, key=lambda a: labels[a][1:].zfill(6))
+        for answer in order
     ]
     metrics = _map(transcript.get("metrics"))
+    agents = _agents(transcript, rounds)
     return {
         "run_id": _text(transcript.get("run_id")),
         "requirement": _text(transcript.get("requirement")),
-        "status": _text(transcript.get("status")) or "unknown",
-        "error": _text(transcript.get("error")) or None,
+        "status": status,
+        "error": error,
+        # A failed run says so and why, and claims no winner (docs/dashboards.md)
+        "failed": status in _FAILED or (winner is None and error is not None),
+        "failures": [
+            {"round": turn["round"], "agent": agent["name"], "error": turn["error"]}
+            for agent in agents
+            for turn in agent["turns"]
+            if turn["error"]
+        ],
         "started_at": _text(transcript.get("started_at")),
         "finished_at": _text(transcript.get("finished_at")),
-        "winner": None if winner is None else labels.get(winner, winner),
-        "winner_id": winner,
+        "winner": winner,
+        "winner_id": winner,  # the same id, by the name /api/runs/<id> readers know
         "final_solution": _text(transcript.get("final_solution")),
         "winning_agents": [str(a) for a in _list(transcript.get("winning_agents"))],
-        "tied": [labels.get(str(a), str(a)) for a in _list(transcript.get("tied_answers"))],
+        "tied": [str(a) for a in _list(transcript.get("tied_answers"))],
         "early_stop_reason": _text(transcript.get("early_stop_reason")) or None,
         "early_stop_note": _text(transcript.get("early_stop_note")) or None,
         "settings": _settings(_map(transcript.get("settings"))),
         "tie_break": _text(_map(transcript.get("settings")).get("tie_break")) or "deterministic",
         "ranking": ranking,
         "rounds": [_round_row(r) for r in rounds],
-        "score_table": _score_table(rounds, labels),
-        "agents": _agents(transcript, rounds, labels),
+        "score_table": _score_table(rounds, order),
+        "agents": agents,
         "metrics": {
             "wall_time_ms": number(metrics.get("wall_time_ms")),
             "calls": number(metrics.get("calls")),
@@ -111,7 +136,55 @@ def debate_view(transcript: Mapping[str, Any]) -> dict[str, Any]:
             "tokens_estimated": bool(metrics.get("tokens_estimated")),
             "cost_usd_total": number(metrics.get("cost_usd_total")),
         },
-        "chart": debate_chart_svg(rounds, labels, winner),
+        "chart": debate_chart_svg(rounds, order, winner),
+    }
+
+
+def live_debate_view(live: Mapping[str, Any]) -> dict[str, Any]:
+    """A debate in flight (`freemad.debate.live`'s view): each agent's state and elapsed time in
+    each round so far, and the running score after each scored round."""
+    rounds = [_map(r) for r in _list(live.get("rounds"))]
+    scored = [r for r in rounds if isinstance(r.get("scores"), Mapping)]
+    latest = _map(scored[-1].get("scores")) if scored else {}
+    standing = sorted(
+        ((str(a), _num(v) or 0.0) for a, v in latest.items()), key=lambda item: (-item[1], item[0])
+    )
+    order = [answer for answer, _ in standing]
+    status = _text(live.get("status")) or "running"
+    return {
+        "live": True,
+        "run_id": _text(live.get("run_id")),
+        "requirement": _text(live.get("requirement")),
+        "status": status,
+        "abandoned": status == "abandoned",
+        "agents": [str(a) for a in _list(live.get("agents"))],
+        "rounds_planned": _num(live.get("rounds_planned")),
+        "rounds": [
+            {
+                "round": number(r.get("round")),
+                "type": _text(r.get("type")),
+                "scored": isinstance(r.get("scores"), Mapping),
+                "deadline": "hard"
+                if r.get("deadline_hit_hard")
+                else "soft"
+                if r.get("deadline_hit_soft")
+                else "",
+                "agents": [
+                    {
+                        "agent": _text(a.get("agent")),
+                        "state": _text(a.get("state")) or "waiting",
+                        "elapsed": number(a.get("elapsed_sec")),
+                        "cause": _text(a.get("cause")),
+                        "action": _text(a.get("action")),
+                        "answer_id": _text(a.get("answer_id")),
+                    }
+                    for a in (_map(x) for x in _list(r.get("agents")))
+                ],
+            }
+            for r in rounds
+        ],
+        "standing": [{"answer_id": a, "score": number(v)} for a, v in standing],
+        "chart": debate_chart_svg(scored, order, None) if scored else "",
     }
 
 
@@ -173,27 +246,32 @@ def _round_row(round_: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _score_table(rounds: list[Mapping[str, Any]], labels: Mapping[str, str]) -> dict[str, Any]:
-    columns = sorted(labels, key=lambda a: labels[a][1:].zfill(6))
+def _score_table(rounds: list[Mapping[str, Any]], order: Sequence[str]) -> dict[str, Any]:
+    """Scores per round, one column per answer; `scored` is whether any round recorded one."""
     return {
-        "labels": [labels[a] for a in columns],
+        "answers": list(order),
+        "scored": any(_map(r.get("scores")) for r in rounds),
         "rows": [
             {
                 "round": _text(r.get("round")),
-                "cells": [number(_map(r.get("scores")).get(a)) for a in columns],
+                "cells": [number(_map(r.get("scores")).get(a)) for a in order],
             }
             for r in rounds
         ],
     }
 
 
-def _agents(
-    transcript: Mapping[str, Any], rounds: list[Mapping[str, Any]], labels: Mapping[str, str]
-) -> list[dict[str, Any]]:
-    totals = _map(transcript.get("agents"))
+def _agent_names(transcript: Mapping[str, Any], rounds: list[Mapping[str, Any]]) -> list[str]:
+    """The debate's agents: as its settings list them, then any other that took a turn."""
     names: list[str] = [str(a) for a in _list(_map(transcript.get("settings")).get("agents"))]
     for round_ in rounds:
         names += [str(a) for a in _map(round_.get("agents")) if str(a) not in names]
+    return names
+
+
+def _agents(transcript: Mapping[str, Any], rounds: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    totals = _map(transcript.get("agents"))
+    names = _agent_names(transcript, rounds)
     names += [str(a) for a in totals if str(a) not in names]
     out = []
     for name in names:
@@ -205,7 +283,7 @@ def _agents(
             if not turn:
                 continue
             solution = _text(_map(turn.get("response")).get("solution"))
-            turns.append(_turn(turn, labels, solution, previous))
+            turns.append(_turn(turn, solution, previous))
             if turn.get("status") == "ok":
                 previous = solution
         out.append(
@@ -224,23 +302,21 @@ def _agents(
     return out
 
 
-def _turn(
-    turn: Mapping[str, Any], labels: Mapping[str, str], solution: str, previous: str | None
-) -> dict[str, Any]:
+def _turn(turn: Mapping[str, Any], solution: str, previous: str | None) -> dict[str, Any]:
     tokens = _map(turn.get("tokens"))
     answer = _text(turn.get("answer_id"))
     return {
         "round": _text(turn.get("round")),
         "status": _text(turn.get("status")) or "unknown",
         "action": _text(turn.get("action")) or "-",
-        "answer": labels.get(answer, answer) if answer else "-",
+        "answer": answer or "-",
         "duration_ms": number(turn.get("duration_ms")),
         "tokens_in": number(tokens.get("input")),
         "tokens_out": number(tokens.get("output")),
         "estimated": bool(tokens.get("estimated")),
         "cost_usd": number(turn.get("cost_usd")),
         "exit_status": _text(turn.get("exit_status")) or "-",
-        "error": _text(turn.get("error")) or None,
+        "error": error_text(turn.get("error")) or None,
         "solution": solution,
         "reasoning": _text(_map(turn.get("response")).get("reasoning")),
         "diff": None
@@ -250,14 +326,28 @@ def _turn(
     }
 
 
+_DIFF_KINDS = {"+": "add", "-": "del", "@": "hunk"}
+
+
 def diff_lines(before: str, after: str) -> dict[str, Any]:
     """A unified diff as classed lines ("add", "del", "hunk", "same"), cut at DIFF_LINES."""
-    lines = []
-    for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=2):
-        if line.startswith(("---", "+++")):
-            continue
-        kind = {"+": "add", "-": "del", "@": "hunk"}.get(line[:1], "same")
+    diff = list(difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=2))
+    body = diff[2:]  # past the "---" and "+++" lines that name the two texts
+    return _cut([{"kind": _DIFF_KINDS.get(line[:1], "same"), "text": line} for line in body])
+
+
+def patch_lines(patch: str) -> dict[str, Any]:
+    """A git diff as classed lines: as `diff_lines`, and each file's header lines ("diff --git",
+    "index", "---", "+++", ...) as "hunk"."""
+    lines, header = [], False
+    for line in patch.splitlines():
+        header = line.startswith("diff ") or (header and not line.startswith("@@"))
+        kind = "hunk" if header else _DIFF_KINDS.get(line[:1], "same")
         lines.append({"kind": kind, "text": line})
+    return _cut(lines)
+
+
+def _cut(lines: list[dict[str, str]]) -> dict[str, Any]:
     return {"lines": lines[:DIFF_LINES], "cut": max(len(lines) - DIFF_LINES, 0)}
 
 
@@ -271,10 +361,7 @@ def task_view(
     status: str,
     artifacts: Sequence[tuple[str, int, bytes | None]],
 ) -> dict[str, Any]:
-    try:
-        state: dict[str, Any] | None = task_core.fold(run_id, events).view()
-    except (KeyError, TypeError, ValueError, AttributeError):
-        state = None  # an event this version does not know: show the log as it is
+    state = _folded_task(run_id, events)
     folded: Mapping[str, Any] = state or {}  # what the fold knows, or nothing
     when = [*times[: len(events)], *[0.0] * (len(events) - len(times))]  # 0: time unknown
     created = _map(next((d for k, d in events if k == "task_created"), {}))
@@ -309,6 +396,16 @@ def task_view(
         "artifacts": [_artifact(name, size, content) for name, size, content in artifacts],
         "unreadable": state is None and bool(events),
     }
+
+
+def _folded_task(
+    run_id: str, events: Sequence[tuple[str, Mapping[str, Any]]]
+) -> dict[str, Any] | None:
+    """The task as its events fold, or None when one is of a kind this version does not know."""
+    try:
+        return task_core.fold(run_id, events).view()
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 def _stages(task_type: str, current: str, *, done: bool) -> list[dict[str, str]]:
@@ -400,12 +497,25 @@ def evolve_view(
     run_id: str,
     events: Sequence[tuple[str, Mapping[str, Any]]],
     commit_url: str | None = None,
+    diffs: Mapping[str, bytes | None] | None = None,
 ) -> dict[str, Any]:
-    """`commit_url` has `{commit}` where the full hash goes (a forge's commit page)."""
+    """`commit_url` has `{commit}` where the full hash goes (a forge's commit page). `diffs` are
+    the artifacts `version_diff_ids` names, by id: each admitted version's diff against its
+    parent, as the run recorded it (None: its file is missing)."""
     data = report_data(run_id, events)
+    judged = [_map(d) for kind, d in events if kind == "candidate_judged"]
+    for row, found in zip(data["rows"], judged, strict=True):
+        row.update(_timing(found))
+    admitted = {
+        version: found
+        for found in judged
+        if _map(found.get("verdict")).get("admitted")
+        and isinstance(version := found.get("version"), int)
+    }
     for version in data["versions"]:
         sha = version["sha"]
         version["url"] = commit_url.replace("{commit}", sha) if commit_url else None
+        version.update(_version_change(version["version"], admitted.get(version["version"]), diffs))
     marks: dict[int, list[dict[str, Any]]] = {}
     for item in data["interventions"]:
         marks.setdefault(item["after_iteration"], []).append({"kind": "intervention", **item})
@@ -417,9 +527,132 @@ def evolve_view(
         timeline += marks.pop(row["iteration"], [])
     timeline += [m for key in sorted(marks) for m in marks[key]]
     created = _map(next((d for k, d in events if k == "run_created"), {}))
+    judge_total = sum(_judge_seconds(found) or 0.0 for found in judged)
     return {
         **data,
         "timeline": timeline,
-        "chart": score_chart_svg(events),
+        "judge_seconds": number(judge_total) if judged else "-",
+        "chart": score_chart_svg(events, scale="auto"),
+        # as the chart decides it: its values are the rows' (the first comparator component)
+        "log_scale": uses_log_scale([r["value"] for r in data["rows"] if r["value"] is not None]),
         "config_arg": _text(created.get("config_arg")),
     }
+
+
+def version_diff_ids(events: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
+    """The artifacts holding the admitted versions' diffs (what `evolve_view` shows of them)."""
+    return [
+        _text(data.get("diff_artifact"))
+        for kind, data in events
+        if kind == "candidate_judged"
+        and _map(data.get("verdict")).get("admitted")
+        and data.get("diff_artifact")
+    ]
+
+
+def _judge_seconds(judged: Mapping[str, Any]) -> float | None:
+    """How long the judge's stages ran on a candidate, in seconds (None: none ran)."""
+    times = [_num(_map(stage).get("seconds")) for stage in _list(judged.get("stages"))]
+    known = [t for t in times if t is not None]
+    return sum(known) if known else None
+
+
+def _timing(judged: Mapping[str, Any]) -> dict[str, str]:
+    """A candidate's judge time (its stages) and its iteration's time (proposal and judging)."""
+    return {
+        "judge_seconds": number(_judge_seconds(judged)),
+        "seconds": number(judged.get("seconds")),
+    }
+
+
+def _version_change(
+    version: int, judged: Mapping[str, Any] | None, diffs: Mapping[str, bytes | None] | None
+) -> dict[str, Any]:
+    """What a version changed against its parent (the version before it), and its timings."""
+    found = judged or {}
+    artifact = _text(found.get("diff_artifact"))
+    content = (diffs or {}).get(artifact) if artifact else None
+    if version == 0:
+        note = "The seed as it was: the baseline every later version is measured against"
+    elif not artifact:
+        note = "this run recorded no diff for it"
+    elif content is None:
+        note = "its diff was recorded, but its file is not here"
+    else:
+        note = None
+    return {
+        "parent": None if version == 0 else f"v{version - 1}",
+        "changed_paths": [_text(path) for path in _list(found.get("changed_paths"))],
+        "diff": None if content is None else patch_lines(content.decode("utf-8", "replace")),
+        "diff_note": note,
+        **_timing(found),
+    }
+
+
+# --- the index --------------------------------------------------------------------------------
+
+
+def facts_of(data: RunData) -> dict[str, Any]:
+    """What the index shows of a run beside its listing: outcome, seconds it ran, agents."""
+    if data.kind == "debate":
+        return {} if data.transcript is None else debate_facts(data.transcript)
+    if data.kind == "task":
+        return task_facts(data.events, data.times, data.status)
+    return evolve_facts(data.events, data.times)
+
+
+def debate_facts(transcript: Mapping[str, Any]) -> dict[str, Any]:
+    """What the index shows of a debate beside its status: its outcome (the winning answer's
+    id, or why there is none), how long it ran and its agents."""
+    winner = _text(transcript.get("final_answer_id"))
+    error = error_text(transcript.get("error"))
+    wall = _num(_map(transcript.get("metrics")).get("wall_time_ms"))
+    rounds = [_map(r) for r in _list(transcript.get("transcript"))]
+    return {
+        "outcome": f"winner {winner}" if winner else error or "no winner",
+        "seconds": None if wall is None else wall / 1000,
+        "agents": _agent_names(transcript, rounds),
+    }
+
+
+def task_facts(
+    events: Sequence[tuple[str, Mapping[str, Any]]], times: Sequence[float], status: str
+) -> dict[str, Any]:
+    """A task's outcome (its stage, or done), time from its first event to its last, agents."""
+    folded = _folded_task("", events) or {}
+    created = _map(next((d for k, d in events if k == "task_created"), {}))
+    agents = [str(a) for a in _map(folded.get("roles") or created.get("roles")).values()]
+    stage = _text(folded.get("current_stage"))
+    outcome = f"at stage {stage}" if stage else "-"
+    return {
+        "outcome": "every stage done" if status == "completed" else outcome,
+        "seconds": _span(times),
+        "agents": list(dict.fromkeys(agents)),
+    }
+
+
+def evolve_facts(
+    events: Sequence[tuple[str, Mapping[str, Any]]], times: Sequence[float]
+) -> dict[str, Any]:
+    """An evolve run's outcome (its incumbent and why it stopped), time, and worker agents."""
+    incumbent, reason = None, ""
+    agents: list[str] = []
+    for kind, data in events:
+        found = _map(data)
+        if kind == "version_admitted" and isinstance(found.get("version"), int):
+            incumbent = found["version"]
+        elif kind == "stopped":
+            reason = _text(found.get("reason"))
+        elif kind == "candidate_proposed" and found.get("agent"):
+            agents.append(_text(found["agent"]))
+    outcome = "no version yet" if incumbent is None else f"incumbent v{incumbent}"
+    return {
+        "outcome": f"{outcome}; stopped: {reason}" if reason else outcome,
+        "seconds": _span(times),
+        "agents": list(dict.fromkeys(agents)),
+    }
+
+
+def _span(times: Sequence[float]) -> float | None:
+    known = [t for t in (_num(t) for t in times) if t is not None and t > 0]
+    return max(known) - min(known) if len(known) > 1 else None

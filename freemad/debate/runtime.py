@@ -340,6 +340,10 @@ class _Debate:
             scores=record.scores,
             deadline_hit_soft=record.deadline_hit_soft,
             deadline_hit_hard=record.deadline_hit_hard,
+            # What each agent did, now that the round is scored: what a live page shows.
+            turns={
+                a: {"action": t.action, "answer_id": t.answer_id} for a, t in record.agents.items()
+            },
         )
         return record, budget_cut
 

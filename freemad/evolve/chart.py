@@ -2,7 +2,10 @@
 
 Deterministic: every coordinate and number is formatted with a fixed precision, so the same
 data draws the same bytes. Every text goes through `xml_text`; the goal never reaches the chart.
-Shapes carry the meaning as well as colours do (circles, crosses, dashed and solid lines).
+With `scale="auto"` (the dashboards' pages) the value axis is logarithmic when the plotted values
+are all positive and span more than two decades (a runtime going 45 -> 0.28 -> 0.007 would
+otherwise draw every improvement after the first at zero); the axis says so. Shapes carry the
+meaning as well as colours do (circles, crosses, dashed and solid lines).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 Status = Literal["admitted", "rejected", "failed"]
+Scale = Literal["linear", "auto"]
+LOG_SPAN = 100.0  # max/min beyond which "auto" plots on a log scale
 
 # Okabe-Ito blue for the incumbent, greys and black for the rest; red only for people.
 INCUMBENT = "#0072B2"
@@ -123,14 +128,34 @@ def _f(value: float) -> str:
     return f"{value:.1f}"
 
 
-class _Frame:
-    """Data space to pixels: x is the iteration, y the component."""
+def uses_log_scale(values: Sequence[float]) -> bool:
+    """Whether `values` are all positive and span more than two decades (max/min > 100)."""
+    return bool(values) and min(values) > 0 and max(values) / min(values) > LOG_SPAN
 
-    def __init__(self, width: int, height: int, xs: tuple[float, float], ys: tuple[float, float]):
+
+def log_ticks(low: float, high: float, count: int = 8) -> list[float]:
+    """Powers of ten covering [low, high] (both positive), every decade or every few."""
+    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    step = max(1, math.ceil((last - first) / count))
+    return [10.0**k for k in range(first, last + step, step)]
+
+
+class _Frame:
+    """Data space to pixels: x is the iteration, y the component (its log10 on a log scale)."""
+
+    def __init__(
+        self,
+        width: int,
+        height: int,
+        xs: tuple[float, float],
+        ys: tuple[float, float],
+        log: bool = False,
+    ):
         self.left, self.top = float(_LEFT), float(_TOP)
         self.right = max(float(width - _RIGHT), self.left + 10)
         self.bottom = max(float(height - _BOTTOM), self.top + 10)
-        self.xs, self.ys = xs, ys
+        self.xs, self.log = xs, log
+        self.ys = (math.log10(ys[0]), math.log10(ys[1])) if log else ys
 
     def x(self, iteration: float) -> float:
         low, high = self.xs
@@ -138,22 +163,27 @@ class _Frame:
 
     def y(self, value: float) -> float:
         low, high = self.ys
+        value = math.log10(value) if self.log else value
         share = (value - low) / (high - low) if high > low else 0.5
         if not math.isfinite(share):  # a range wider than floats: halve before subtracting
             share = (value / 2 - low / 2) / (high / 2 - low / 2)
         return self.bottom - share * (self.bottom - self.top)
 
 
-def draw_score_chart(data: ChartData, *, width: int = 720, height: int = 320) -> str:
+def draw_score_chart(
+    data: ChartData, *, width: int = 720, height: int = 320, scale: Scale = "linear"
+) -> str:
     """The chart as an SVG document (one line per element, ending in a newline)."""
     title = f"{data.component or 'score'} by iteration"
+    values = [p.value for p in data.points if p.value is not None]
+    log = scale == "auto" and uses_log_scale(values)
     head = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" '
         'aria-labelledby="evolve-chart-title evolve-chart-desc" '
         'font-family="sans-serif" font-size="12">',
         f'<title id="evolve-chart-title">{xml_text(title)}</title>',
-        f'<desc id="evolve-chart-desc">{xml_text(describe(data))}</desc>',
+        f'<desc id="evolve-chart-desc">{xml_text(describe(data, log=log))}</desc>',
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="#FFFFFF"/>',
     ]
     if not data.points:
@@ -162,11 +192,11 @@ def draw_score_chart(data: ChartData, *, width: int = 720, height: int = 320) ->
             f'fill="{AXIS}" font-size="14">no measurements yet</text>'
         ]
     else:
-        body = _plot(data, width, height)
+        body = _plot(data, width, height, log)
     return "\n".join([*head, *body, "</svg>"]) + "\n"
 
 
-def describe(data: ChartData) -> str:
+def describe(data: ChartData, *, log: bool = False) -> str:
     """The chart's text alternative."""
     if not data.points:
         return "No measurements yet."
@@ -177,7 +207,10 @@ def describe(data: ChartData) -> str:
         for p in admitted
         if p.value is not None
     )
-    parts = [f"{name} by iteration{_better(data.direction)}: {versions or 'no admitted version'}"]
+    scale = " (on a log scale)" if log else ""
+    parts = [
+        f"{name} by iteration{_better(data.direction)}{scale}: {versions or 'no admitted version'}"
+    ]
     rejected = sum(1 for p in data.points if p.status == "rejected")
     failed = sum(1 for p in data.points if p.status == "failed")
     parts.append(f"{rejected} rejected, {failed} failed")
@@ -195,14 +228,19 @@ def _better(direction: str | None) -> str:
     )
 
 
-def _plot(data: ChartData, width: int, height: int) -> list[str]:
+def _plot(data: ChartData, width: int, height: int, log: bool) -> list[str]:
     values = [p.value for p in data.points if p.value is not None]
-    yticks, ystep = nice_ticks(min(values), max(values)) if values else nice_ticks(0.0, 1.0)
+    if log:
+        yticks = log_ticks(min(values), max(values))
+        labels = [format_number(t) for t in yticks]
+    else:
+        yticks, ystep = nice_ticks(min(values), max(values)) if values else nice_ticks(0.0, 1.0)
+        labels = tick_labels(yticks, ystep)
     last = max(p.iteration for p in data.points)
     last = max([last, *(m.after_iteration + 1 for m in data.markers)])
-    frame = _Frame(width, height, (-0.5, last + 0.5), (yticks[0], yticks[-1]))
+    frame = _Frame(width, height, (-0.5, last + 0.5), (yticks[0], yticks[-1]), log)
     out = _legend(width)
-    out += _y_axis(frame, yticks, ystep, data)
+    out += _y_axis(frame, yticks, labels, data)
     out += _x_axis(frame, last)
     out += _markers(frame, data.markers)
     out += _incumbent_line(frame, data.points)
@@ -248,9 +286,9 @@ def _legend(width: int) -> list[str]:
     return out if x - 16 <= width else []  # too narrow for a legend: leave it out
 
 
-def _y_axis(frame: _Frame, ticks: list[float], step: float, data: ChartData) -> list[str]:
+def _y_axis(frame: _Frame, ticks: list[float], labels: list[str], data: ChartData) -> list[str]:
     out = ['<g class="y-axis">']
-    for tick, label in zip(ticks, tick_labels(ticks, step), strict=True):
+    for tick, label in zip(ticks, labels, strict=True):
         y = _f(frame.y(tick))
         out.append(
             f'<line x1="{_f(frame.left)}" y1="{y}" x2="{_f(frame.right)}" y2="{y}" stroke="{GRID}"/>'
@@ -264,6 +302,7 @@ def _y_axis(frame: _Frame, ticks: list[float], step: float, data: ChartData) -> 
         f'y2="{_f(frame.bottom)}" stroke="{AXIS}"/>'
     )
     name = f"{data.component or 'score'}{_better(data.direction)}"
+    name += " (log scale)" if frame.log else ""
     middle = _f((frame.top + frame.bottom) / 2)
     out.append(
         f'<text x="16" y="{middle}" text-anchor="middle" fill="{AXIS}" '

@@ -19,7 +19,14 @@ import jinja2
 
 from freemad.core.evolve_judge import Direction
 from freemad.core.evolve_state import fold
-from freemad.evolve.chart import ChartData, Marker, Point, draw_score_chart, format_number
+from freemad.evolve.chart import (
+    ChartData,
+    Marker,
+    Point,
+    Scale,
+    draw_score_chart,
+    format_number,
+)
 from freemad.evolve.protocol import objective
 from freemad.markdown import code_span, escape_markdown, escape_markdown_block, one_line
 
@@ -116,9 +123,12 @@ def _markers(events: Events) -> list[Marker]:
     return markers
 
 
-def score_chart_svg(events: Events, *, width: int = 720, height: int = 320) -> str:
+def score_chart_svg(
+    events: Events, *, width: int = 720, height: int = 320, scale: Scale = "linear"
+) -> str:
     """The first comparator component by iteration: versions, rejected and failed candidates,
-    interventions and questions to a person."""
+    interventions and questions to a person (on a log scale where `scale="auto"` finds one
+    fits: the dashboards' pages)."""
     comparator = _comparator(events)
     first = comparator[0] if comparator else {}
     points = []
@@ -129,7 +139,7 @@ def score_chart_svg(events: Events, *, width: int = 720, height: int = 320) -> s
     component = str(first["component"]) if first else None
     direction = str(first.get("direction")) if first else None
     data = ChartData(component, direction, points, _markers(events))
-    return draw_score_chart(data, width=width, height=height)
+    return draw_score_chart(data, width=width, height=height, scale=scale)
 
 
 # --- the report -----------------------------------------------------------------------------

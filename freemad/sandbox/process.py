@@ -17,7 +17,9 @@ OUTPUT_CAP = 1024 * 1024
 ENV_ALLOWLIST = ("PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR")
 _SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "CREDENTIAL")
 # FREE-MAD's own credentials: the GitHub token it comments and pushes with, the webhook secret,
-# the App's private key, the queue's URL (it may hold a password). No agent or candidate sees them.
+# the App's private key, the queue's URL (it may hold a password), the token that starts debates
+# on the dashboard. No agent or candidate sees them, nor any FREEMAD_* variable named like a
+# credential (`freemad_secret`).
 FREEMAD_CREDENTIALS = (
     "GITHUB_TOKEN",
     "GH_TOKEN",
@@ -30,6 +32,7 @@ FREEMAD_CREDENTIALS = (
     "FREEMAD_WEBHOOK_SECRET",
     "FREEMAD_APP_PRIVATE_KEY",
     "FREEMAD_QUEUE_URL",
+    "FREEMAD_DASHBOARD_TOKEN",
 )
 
 
@@ -41,6 +44,13 @@ def looks_secret(name: str) -> bool:
         or any(word in upper for word in _SECRET_WORDS)
         or (upper.endswith(("_KEY", "PRIVATE_KEY")))
     )
+
+
+def freemad_secret(name: str) -> bool:
+    """Whether a variable is one of FREE-MAD's own credentials (a server's, say), which no agent
+    CLI is given: those named, and any FREEMAD_* variable named like a credential."""
+    upper = name.upper()
+    return upper in FREEMAD_CREDENTIALS or (upper.startswith("FREEMAD_") and looks_secret(upper))
 
 
 _POLL = 0.02  # seconds between checks that the command's leader is still running

@@ -12,7 +12,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,26 +21,11 @@ import pytest
 import yaml
 
 from freemad.github.standin import StandIn
+from tests.conftest import free_port, wait_for
 from tests.github.payloads import labeled_issue
 
 BIN = Path(sys.executable).parent
 SECRET = "end-to-end-secret"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_for(check: Any, what: str, seconds: float = 90) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.1)
-    pytest.fail(f"timed out waiting for {what}")
 
 
 @pytest.fixture
@@ -145,7 +129,7 @@ def end_to_end(tmp_path: Path, api: StandIn, extra: dict[str, str]) -> None:
             except OSError:
                 return None
 
-        wait_for(healthy, "the web edge and a worker heartbeat")
+        wait_for(healthy, "the web edge and a worker heartbeat", 90)
         payload = labeled_issue("freemad:debate")
         api.seed(payload)  # the issue exists on GitHub
         body = json.dumps(payload).encode()
@@ -167,7 +151,7 @@ def end_to_end(tmp_path: Path, api: StandIn, extra: dict[str, str]) -> None:
         def posted() -> list[dict[str, Any]]:
             return [c for c in api.comments.values() if "**Winner:**" in c["body"]]
 
-        [comment] = wait_for(posted, "the winner's comment")
+        [comment] = wait_for(posted, "the winner's comment", 90)
         assert comment["repo"] == "octo-org/octo-repo" and "/issues/7#" in comment["html_url"]
         assert "Pick a cache eviction policy" in comment["body"]  # the issue reached the agents
     finally:

@@ -7,7 +7,6 @@ import hmac
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import free_port
 from tests.github.payloads import labeled_issue
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,12 +32,6 @@ STARTUP_SECONDS = 60
 
 def sign(body: bytes) -> str:
     return "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

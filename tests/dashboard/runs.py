@@ -145,3 +145,8 @@ def transcript_of(runs: Runs) -> dict[str, Any]:
         if data["run_id"] == runs.debate_id:
             return dict(data)
     raise AssertionError("no transcript of the debate")
+
+
+def winner_line(transcript: dict[str, Any]) -> str:
+    """How a debate page names its winner: by the answer id the CLI and the comments print."""
+    return f"<strong>Winner: <code>{transcript['final_answer_id']}</code></strong>"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import re
@@ -11,11 +12,12 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from freemad.dashboard.fenced import parts
 from freemad.dashboard.render import render_index, render_run
 from freemad.dashboard.sources import Artifact, RunData
 from freemad.debate import records
 from tests.dashboard.runs import Runs, transcript_of
-from tests.dashboard.test_views import task_events
+from tests.dashboard.test_views import every_agent_failed, task_events
 from tests.evolve.test_report import realistic_run
 
 PAYLOAD = (
@@ -109,9 +111,38 @@ def test_a_hostile_debate_renders_as_text(real_runs: Runs) -> None:
     page = assert_inert(render_run(RunData("debate", real_runs.debate_id, transcript=transcript)))
     text = "".join(page.text)
     # Requirement, winner, agent names, reasoning and solutions all came through as text.
-    for field in ("requirement", "final_solution"):
-        assert transcript[field].split("<script>")[0] in text
-    assert f"Winner: A1{PAYLOAD}" not in text and "Winner: A1" in text
+    assert transcript["requirement"].split("<script>")[0] in text
+    for part in parts(transcript["final_solution"]):  # its code highlighted, its fences gone
+        assert part.text.split("<script>")[0] in text
+    # The winner is named by its id, hostile here too, and shown as text.
+    assert f"Winner: {transcript['final_answer_id']}" in text
+
+
+HOSTILE_FENCES = (
+    "Here it is:\n"
+    "```</code></pre><script>alert(1)</script>\n"
+    "</code></pre><script>alert(1)</script>{{ 7*7 }}\n"
+    "```\n"
+    '~~~ "><img src=x onerror=alert(2)>\n<svg onload=alert(3)>\n~~~\n'
+    "```python\n"
+    "x = '</code></pre><script>alert(1)</script>'  # </span><script>alert(1)</script>\n"
+    "```\n"
+)
+
+
+def test_hostile_fenced_code_renders_as_text(real_runs: Runs) -> None:
+    """A fence's language tag and body are an agent's: highlighted or not, they stay text."""
+    transcript = copy.deepcopy(transcript_of(real_runs))
+    transcript["final_solution"] = HOSTILE_FENCES
+    for answer in transcript["answers"].values():
+        answer["canonical"] = HOSTILE_FENCES
+    for round_ in transcript["transcript"]:
+        for turn in round_["agents"].values():
+            turn["response"]["solution"] = HOSTILE_FENCES
+    html = render_run(RunData("debate", real_runs.debate_id, transcript=transcript))
+    page = assert_inert(html)
+    assert '<pre class="code"><code><span class="n">x</span>' in html  # python: highlighted
+    assert [tag for tag, _ in page.elements].count("script") == 0
 
 
 def test_a_hostile_evolve_run_renders_as_text() -> None:
@@ -178,6 +209,7 @@ def pages(real_runs: Runs) -> list[str]:
         render_run(
             RunData("task", "t", events=task_events(), times=[1.0] * 4, status="waiting_for_human")
         ),
+        render_run(RunData("debate", "f", transcript=every_agent_failed())),
     ]
 
 
@@ -256,3 +288,12 @@ def test_diff_header_and_stage_colours_meet_wcag_aa_contrast(
     css = render_index([])
     assert foreground in css.lower() and background in css.lower()
     assert contrast(foreground, background) >= 4.5
+
+
+def test_highlighted_code_colours_meet_wcag_aa_contrast_on_the_code_background() -> None:
+    css = render_index([])
+    soft = dict(re.findall(r"--([a-z]+):(#[0-9a-fA-F]{6})", css))["soft"]
+    rules = re.findall(r"\.code [^{]*\{[^}]*color:(#[0-9a-fA-F]{6})", css)
+    assert len(rules) >= 5  # keywords, strings, comments, numbers, names, builtins
+    for colour in rules:
+        assert contrast(colour, soft) >= 4.5, colour

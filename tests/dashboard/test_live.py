@@ -4,95 +4,22 @@ real CLI, and a third, reconnecting with Last-Event-ID, is sent everything after
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
-import signal
 import socket
 import subprocess
-import sys
-import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from freemad.dashboard.sources import StoreSource
+from tests.conftest import free_port, wait_for
 from tests.dashboard.browser import LivePage
+from tests.dashboard.served import DASHBOARD, Browser, serve
 from tests.dashboard.test_server import SMOKE, freemad, start_task
-
-DASHBOARD = [sys.executable, "-m", "freemad.cli.dashboard"]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_for(check: Any, what: str, seconds: float = 60) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.05)
-    pytest.fail(f"timed out waiting for {what}")
-
-
-class Browser(threading.Thread):
-    """An EventSource stand-in: GET /events (with Last-Event-ID if given), every change's id."""
-
-    def __init__(self, port: int, last_event_id: str | None = None) -> None:
-        super().__init__(daemon=True)
-        self.port = port
-        self.last_event_id = last_event_id
-        self.connected = threading.Event()  # the server has sent its first bytes
-        self.stop = threading.Event()
-        self.ids: list[str] = []
-        self.data: list[dict[str, Any]] = []
-        self.headers: dict[str, str] = {}
-        self.error: BaseException | None = None
-
-    def run(self) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        try:
-            headers = {"Accept": "text/event-stream"}
-            if self.last_event_id:
-                headers["Last-Event-ID"] = self.last_event_id
-            conn.request("GET", "/events", headers=headers)
-            answer = conn.getresponse()
-            self.headers = {k.lower(): v for k, v in answer.getheaders()}
-            buffer = ""
-            while not self.stop.is_set():
-                chunk = answer.read1(65536)
-                if not chunk:
-                    break
-                buffer += chunk.decode()
-                while "\n\n" in buffer:
-                    block, buffer = buffer.split("\n\n", 1)
-                    self.take(block)
-        except BaseException as exc:
-            self.error = exc
-        finally:
-            conn.close()
-
-    def take(self, block: str) -> None:
-        fields = dict(line.partition(": ")[::2] for line in block.split("\n"))
-        if "retry" in fields:
-            self.connected.set()
-        if "id" in fields:
-            self.data.append(json.loads(fields["data"]))
-            self.ids.append(fields["id"])  # last: a reader that sees the id sees its data
-
-    def close(self) -> None:
-        self.stop.set()
-        self.join(timeout=30)
-        assert not self.is_alive()
 
 
 @pytest.fixture
@@ -104,58 +31,11 @@ def smoke(tmp_path: Path) -> tuple[Path, str]:
 @pytest.fixture
 def server(tmp_path: Path, smoke: tuple[Path, str]) -> Iterator[int]:
     repo, _ = smoke
-    port = free_port()
-    env = {
-        **os.environ,
-        "HOME": str(tmp_path),
-        "FREEMAD_DASHBOARD_POLL_INTERVAL": "0.1",
-        "FREEMAD_DASHBOARD_HEARTBEAT": "0.5",  # so streams notice a closed client soon
-        "FREEMAD_DASHBOARD_THREADS": "8",
-    }
     store = repo / ".freemad" / "ui-smoke" / "tasks.db"
-    command = [
-        *DASHBOARD,
-        "--task-store",
-        str(store),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--workers",
-        "2",
-    ]
-    log = tmp_path / "dashboard.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            command,
-            cwd=tmp_path,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-
-        def healthy() -> bool:
-            if process.poll() is not None:
-                pytest.fail(f"freemad-dashboard exited: {log.read_text()}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
-                    return bool(json.loads(r.read())["ok"])
-            except OSError:
-                return False
-
-        wait_for(healthy, "the dashboard's /health")
-        yield port
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)  # the master and its workers: our own group
-            process.wait(timeout=30)
-    first_line = log.read_text().splitlines()[0]
-    assert first_line == f"FREE-MAD dashboard on http://127.0.0.1:{port}/ (read-only)"
+    with serve(tmp_path, "--task-store", str(store), "--workers", "2") as served:
+        yield served.port
+    first_line = served.log.read_text().splitlines()[0]
+    assert first_line == f"FREE-MAD dashboard on http://127.0.0.1:{served.port}/ (read-only)"
 
 
 def task_ids(store: Path, task_id: str, after_seq: int) -> list[str]:
@@ -311,6 +191,9 @@ def test_help_names_every_option() -> None:
         "--host",
         "--port",
         "--workers",
+        "--max-streams",
+        "--max-streams-per-client",
+        "--trusted-proxies",
         "--allow-start",
         "--token-env",
     ):

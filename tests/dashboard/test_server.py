@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -146,6 +147,11 @@ def test_the_index_lists_both_runs_escaped_and_live(client: FlaskClient, made: M
         assert "Plan the &lt;b&gt;storage&lt;/b&gt; layer &amp; its API." in html
         assert "<b>storage</b>" not in html
         assert 'data-events="events"' in html
+        # Each run's outcome, duration and agents, the task's read from its store.
+        assert re.search(
+            r"<td>winner [0-9a-f]{16}</td><td class=\"num nowrap\">[\d.]+ m?s</td>", html
+        )
+        assert "<td>at stage plan_review</td>" in html and "<td>planner, reviewer" in html
         assert page.headers["X-Content-Type-Options"] == "nosniff"
         assert "frame-ancestors 'none'" in page.headers["Content-Security-Policy"]
 
@@ -184,6 +190,7 @@ def test_api_runs_lists_and_filters(client: FlaskClient, made: Made) -> None:
     }
     debate = next(r for r in runs if r["kind"] == "debate")
     assert debate["title"] == REQUIREMENT and debate["status"] == "completed"
+    assert set(debate) == {"kind", "run_id", "status", "title", "started", "updated"}
     only_tasks = client.get("/api/runs?kind=task").get_json()["runs"]
     assert [r["run_id"] for r in only_tasks] == [made.task_id]
     completed = client.get("/api/runs?status=completed").get_json()["runs"]

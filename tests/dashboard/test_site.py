@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from tests.dashboard.runs import FIB, Runs, site_build, transcript_of
+from tests.dashboard.runs import FIB, Runs, site_build, transcript_of, winner_line
 
 
 class Links(HTMLParser):
@@ -67,11 +67,25 @@ def test_every_runtime_gets_a_page_and_the_index_lists_them_newest_first(
     positions = [index.index(f"runs/{run_id}.html") for run_id in reversed(ids)]
     assert positions == sorted(positions)
     assert "3 runs: 1 debate, 1 evolve, 1 task." in index
+    # Each run's outcome, duration and agents, whichever its runtime.
+    rows = {
+        run_id: row
+        for row in re.findall(r"<tr data-kind.*?</tr>", index, re.S)
+        for run_id in ids
+        if f"runs/{run_id}.html" in row
+    }
+    transcript = transcript_of(real_runs)
+    assert f"<td>winner {transcript['final_answer_id']}</td>" in rows[real_runs.debate_id]
+    assert f"<td>{', '.join(transcript['settings']['agents'])}</td>" in rows[real_runs.debate_id]
+    assert re.search(r'<td class="num nowrap">[\d.]+ m?s</td>', rows[real_runs.debate_id])
+    assert "<td>at stage plan_review</td>" in rows[real_runs.task_id]
+    assert "<td>planner, reviewer" in rows[real_runs.task_id]
+    assert "<td>incumbent v" in rows[real_runs.evolve_id] and "stopped: target" in index
+    assert "<td>worker</td>" in rows[real_runs.evolve_id]
 
     debate = (out / "runs" / f"{real_runs.debate_id}.html").read_text()
-    transcript = transcript_of(real_runs)
     assert f"<h1>Debate: {FIB}</h1>" in debate
-    assert "<strong>Winner: A1</strong>" in debate
+    assert winner_line(transcript) in debate
     assert "Running total" in debate and 'aria-labelledby="debate-chart-title' in debate
     for agent in transcript["settings"]["agents"]:
         assert f"<h3>{agent}, round by round</h3>" in debate
@@ -86,6 +100,10 @@ def test_every_runtime_gets_a_page_and_the_index_lists_them_newest_first(
     assert "Evolve: make slow_sum as fast as possible" in evolve
     assert re.search(r'href="https://github.com/o/r/commit/[0-9a-f]{40}"', evolve)
     assert "intervention: stall" in evolve and "admitted v1" in evolve
+    # Each version's diff against its parent, from the artifact the run recorded.
+    assert '<pre class="diff" aria-label="Diff of v1 against v0">' in evolve
+    assert '<span class="hunk">diff --git a/slow_sum.py b/slow_sum.py</span>' in evolve
+    assert "No diff shown" not in evolve and "The seed as it was" in evolve
 
 
 def test_the_site_is_self_contained_and_its_links_are_relative(
@@ -164,7 +182,11 @@ def test_runs_on_the_state_branch_are_built_too(real_runs: Runs, tmp_path: Path)
     done = site_build("--state-dir", str(state), "--out", str(out), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     page = (out / "runs" / f"{real_runs.debate_id}.html").read_text()
-    assert "<strong>Winner: A1</strong>" in page
+    assert winner_line(transcript) in page
+    # The index has what the run's row does not say (read from its events): winner, agents.
+    index = (out / "index.html").read_text()
+    assert f"<td>winner {transcript['final_answer_id']}</td>" in index
+    assert ", ".join(transcript["settings"]["agents"]) in index
 
 
 def test_bad_transcripts_are_skipped_with_a_warning_and_the_rest_built(

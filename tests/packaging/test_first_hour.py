@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -18,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import SANDBOX
+from tests.conftest import SANDBOX, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -94,12 +93,6 @@ def user_env(venv: Path, home: Path) -> dict[str, str]:
         GIT_CONFIG_NOSYSTEM="1",
     )
     return env
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def test_the_wheel_holds_what_a_pip_user_needs(wheel_venv: Path) -> None:

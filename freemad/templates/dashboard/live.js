@@ -28,15 +28,39 @@
         say("Live: updated " + new Date().toLocaleTimeString());
       });
   }
-  var source = new EventSource(document.body.getAttribute("data-events"));
-  source.addEventListener("run", function (e) {
-    if (seen.has(e.lastEventId)) return;
-    seen.add(e.lastEventId);
-    var change = JSON.parse(e.data);
-    if (!runId || change.run_id === runId) {
-      if (timer === null) timer = setTimeout(refresh, 250);
-    }
-  });
-  source.onopen = function () { say("Live: connected"); };
-  source.onerror = function () { say("Live: reconnecting…"); };
+  function soon() {
+    if (timer === null) timer = setTimeout(refresh, 250);
+  }
+  // A refused stream (429: this address has its share of live pages; 503: the server has all
+  // it holds) is not retried by the browser. Try again later, later each time (5 s doubling to
+  // 5 min, spread so pages refused together do not come back together); the page meanwhile is
+  // what it was, and once a stream opens again it is fetched afresh, for what it missed.
+  var address = document.body.getAttribute("data-events"), refused = 0;
+  function connect() {
+    var source = new EventSource(address);
+    source.addEventListener("run", function (e) {
+      if (seen.has(e.lastEventId)) return;
+      seen.add(e.lastEventId);
+      var change = JSON.parse(e.data);
+      if (!runId || change.run_id === runId) soon();
+    });
+    source.onopen = function () {
+      if (refused > 0) soon();
+      refused = 0;
+      say("Live: connected");
+    };
+    source.onerror = function () {
+      if (source.readyState !== EventSource.CLOSED) {
+        say("Live: reconnecting…");  // the connection dropped: the browser tries again itself
+        return;
+      }
+      source.close();
+      var delay = Math.min(300, 5 * Math.pow(2, refused)) * (1 + Math.random() / 2);
+      refused += 1;
+      say("Live: paused, the server is busy (this page still works); trying again in " +
+          Math.round(delay) + " s");
+      setTimeout(connect, delay * 1000);
+    };
+  }
+  connect();
 })();

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import stat
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import make_config, mock_agent
+from tests.conftest import make_config, mock_agent, recording_agent
 from tests.github.payloads import REPO, labeled_issue
 from tests.github.routers import bodies, debate_config, router
 
@@ -65,19 +63,7 @@ def test_issue_text_reaches_agents_on_stdin_never_in_argv(
     monkeypatch.setenv("FREEMAD_WEBHOOK_SECRET", "not-for-agents-either")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "the-agents-own")
     log = tmp_path / "calls.jsonl"
-    agent = tmp_path / "recording-agent"
-    agent.write_text(
-        f"#!{sys.executable}\n"
-        "import json, os, sys\n"
-        "prompt = sys.stdin.read()\n"
-        f"open({str(log)!r}, 'a').write(json.dumps({{'argv': sys.argv, 'stdin': prompt, "
-        "'env': dict(os.environ)}) + '\\n')\n"
-        "if 'DECISION:' in prompt:\n"
-        "    print('DECISION: KEEP\\n\\nREASONING:\\nfine')\n"
-        "else:\n"
-        "    print('SOLUTION:\\nuse LRU\\n\\nREASONING:\\nsimple')\n"
-    )
-    agent.chmod(agent.stat().st_mode | stat.S_IEXEC)
+    agent = recording_agent(tmp_path, log)
     config = make_config([{"id": "rec", "cli_command": str(agent), "cli_mode_arg": True}])
     routed, _ = router(config, store, tmp_path)
     payload = labeled_issue("freemad:debate")
