@@ -76,14 +76,15 @@ def _number(name: str, low: int, help: str, top: int = 65536) -> Callable[[F], F
 @click.option(
     "--allow-start",
     is_flag=True,
-    help="Accept POST /api/debates (a requirement; the debate runs with the server's config).",
+    help="Let the pages start debates and plan tasks and steer tasks (POST /api/debates, "
+    "/api/tasks...; always with the server's config), and show the config at /config.html.",
 )
 @click.option(
     "--token-env",
     metavar="NAME",
     default="FREEMAD_DASHBOARD_TOKEN",
     show_default=True,
-    help="Environment variable holding the token POST /api/debates must bear.",
+    help="Environment variable holding the token every POST must bear.",
 )
 @config_option(
     "Config whose runs are served when no source is named, and that the debates --allow-start "

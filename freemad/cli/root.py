@@ -309,12 +309,9 @@ def config_group(ctx: click.Context) -> None:
 @config_group.command("schema")
 def config_schema() -> None:
     """Print the JSON Schema of a config file (for editors and CI)."""
-    from freemad.config.models import FreemadConfig
+    from freemad.config.models import json_schema
 
-    schema = FreemadConfig.model_json_schema()
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "FREE-MAD configuration"
-    click.echo(json.dumps(schema, indent=2))
+    click.echo(json.dumps(json_schema(), indent=2))
 
 
 @config_group.command("check")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -308,6 +308,14 @@ def command_allowed(program: str, allowed: list[str]) -> bool:
     return program in allowed
 
 
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of a config file (`freemad config schema`, the dashboard's config page)."""
+    schema = FreemadConfig.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "FREE-MAD configuration"
+    return schema
+
+
 # The agent models live in freemad.config.agents; this module is the one import path for all.
 __all__ = [
     "PRESET_COMMANDS",
@@ -336,4 +344,5 @@ __all__ = [
     "TopologyConfig",
     "ValidationConfig",
     "command_allowed",
+    "json_schema",
 ]

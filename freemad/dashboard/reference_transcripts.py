@@ -8,11 +8,12 @@ left out, never made up: the run id is the file's name, the start time the one i
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
+
+from freemad.dashboard.views import as_list, as_map, as_number, as_text
 
 # `transcript-20261201-133830.json`: the reference's file names carry the time it was written.
 _STAMP = re.compile(r"(\d{8})-(\d{6})")
@@ -43,7 +44,7 @@ def started_at(stem: str) -> str | None:
 
 def from_reference(data: Mapping[str, Any], run_id: str, started: str | None) -> dict[str, Any]:
     """A reference transcript in our transcript's shape (see freemad/debate/records.py)."""
-    rounds = [_round(r) for r in _list(data.get("transcript")) if isinstance(r, Mapping)]
+    rounds = [_round(r) for r in as_list(data.get("transcript")) if isinstance(r, Mapping)]
     answers: dict[str, dict[str, Any]] = {}
     holders: list[dict[str, str]] = []
     held: dict[str, str] = {}
@@ -54,10 +55,10 @@ def from_reference(data: Mapping[str, Any], run_id: str, started: str | None) ->
                 answers.setdefault(answer, {"canonical": turn["response"]["solution"]})
                 held[agent] = answer
         holders.append(dict(held))
-    winner = _text(data.get("final_answer_id")) or None
+    winner = as_text(data.get("final_answer_id")) or None
     turns = [t for r in rounds for t in r["agents"].values()]
     tokens = sum(t["tokens"]["input"] + t["tokens"]["output"] for t in turns)
-    metrics = dict(_map(data.get("metrics")))
+    metrics = dict(as_map(data.get("metrics")))
     metrics.update(
         calls=len(turns),
         failures=sum(t["status"] != "ok" for t in turns),
@@ -73,20 +74,20 @@ def from_reference(data: Mapping[str, Any], run_id: str, started: str | None) ->
         "finished_at": "",
         "settings": {"agents": list(rounds[0]["agents"]) if rounds else []},
         "final_answer_id": winner,
-        "final_solution": _text(data.get("final_solution")),
+        "final_solution": as_text(data.get("final_solution")),
         "scores": _numbers(data.get("scores")),
         "raw_scores": _numbers(data.get("raw_scores")),
         "score_explainers": {
-            str(answer): _explainer(str(answer), _list(rows))
-            for answer, rows in _map(data.get("score_explainers")).items()
+            str(answer): _explainer(str(answer), as_list(rows))
+            for answer, rows in as_map(data.get("score_explainers")).items()
         },
-        "winning_agents": [str(a) for a in _list(data.get("winning_agents"))],
+        "winning_agents": [str(a) for a in as_list(data.get("winning_agents"))],
         "origin_agents": _origins(rounds),
         "holders_history": holders,
         "answers": answers,
         "validation": {
-            str(answer): _validation(_map(found))
-            for answer, found in _map(data.get("validation")).items()
+            str(answer): _validation(as_map(found))
+            for answer, found in as_map(data.get("validation")).items()
         },
         "metrics": metrics,
         "agents": _totals(rounds),
@@ -99,12 +100,12 @@ def from_reference(data: Mapping[str, Any], run_id: str, started: str | None) ->
 def _round(record: Mapping[str, Any]) -> dict[str, Any]:
     number = record.get("round")
     agents = {
-        str(agent): _turn(_map(entry), number)
-        for agent, entry in _map(record.get("agents")).items()
+        str(agent): _turn(as_map(entry), number)
+        for agent, entry in as_map(record.get("agents")).items()
     }
     return {
         "round": number,
-        "type": _text(record.get("type")),
+        "type": as_text(record.get("type")),
         "agents": agents,
         "deadline_hit_soft": bool(record.get("deadline_hit_soft")),
         "deadline_hit_hard": bool(record.get("deadline_hit_hard")),
@@ -113,36 +114,36 @@ def _round(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _turn(entry: Mapping[str, Any], number: Any) -> dict[str, Any]:
-    response = _map(entry.get("response"))
-    metadata = _map(response.get("metadata"))
-    timings = _map(metadata.get("timings"))
-    tokens = _map(metadata.get("tokens"))
-    solution = _text(response.get("solution"))
-    decision = _text(response.get("decision")).lower() or None
+    response = as_map(entry.get("response"))
+    metadata = as_map(response.get("metadata"))
+    timings = as_map(metadata.get("timings"))
+    tokens = as_map(metadata.get("tokens"))
+    solution = as_text(response.get("solution"))
+    decision = as_text(response.get("decision")).lower() or None
     # The reference records a failed call as an answer whose text says so, and scores it as
     # one: shown as it was scored, marked failed.
     failed = solution.startswith(_FAILED_CALL)
     action = "revise" if response.get("changed") else "keep"
     if number == 0:
         action = "initial"
-    elapsed = _number(timings.get("elapsed_ms"))
+    elapsed = as_number(timings.get("elapsed_ms"))
     return {
         "round": number,
         "status": "failed" if failed else "ok",
         "action": action,
-        "answer_id": _text(response.get("answer_id")) or None,
+        "answer_id": as_text(response.get("answer_id")) or None,
         "response": {
             "solution": solution,
-            "reasoning": _text(response.get("reasoning")),
+            "reasoning": as_text(response.get("reasoning")),
             "decision": decision if decision in ("keep", "revise") else None,
         },
         "error": solution.splitlines()[0] if failed else None,
-        "peers_assigned": [str(p) for p in _list(entry.get("peers_assigned"))],
-        "peers_seen": [str(p) for p in _list(entry.get("peers_seen"))],
+        "peers_assigned": [str(p) for p in as_list(entry.get("peers_assigned"))],
+        "peers_seen": [str(p) for p in as_list(entry.get("peers_seen"))],
         "duration_ms": int(elapsed) if elapsed is not None else None,
         "tokens": {
-            "input": int(_number(tokens.get("prompt")) or 0),
-            "output": int(_number(tokens.get("output")) or 0),
+            "input": int(as_number(tokens.get("prompt")) or 0),
+            "output": int(as_number(tokens.get("output")) or 0),
             "estimated": True,
         },
     }
@@ -186,13 +187,13 @@ def _origins(rounds: list[dict[str, Any]]) -> dict[str, list[str]]:
 def _explainer(answer: str, rows: list[Any]) -> list[dict[str, Any]]:
     """The reference's per-answer score log ({round, agent_id, action, deltas}) as ours."""
     out = []
-    for row in map(_map, rows):
-        amount = _number(_map(row.get("deltas")).get(answer))
+    for row in map(as_map, rows):
+        amount = as_number(as_map(row.get("deltas")).get(answer))
         out.append(
             {
                 "round": row.get("round"),
-                "agent": _text(row.get("agent_id")),
-                "action": _text(row.get("action")),
+                "agent": as_text(row.get("agent_id")),
+                "action": as_text(row.get("action")),
                 "factor": None,
                 "amount": amount or 0.0,
             }
@@ -201,33 +202,17 @@ def _explainer(answer: str, rows: list[Any]) -> list[dict[str, Any]]:
 
 
 def _validation(found: Mapping[str, Any]) -> dict[str, Any]:
-    syntax = _map(found.get("syntax"))
+    syntax = as_map(found.get("syntax"))
     passed = syntax.get("passed")
     return {"language": "code", "syntax_ok": passed if isinstance(passed, bool) else None}
 
 
 def _numbers(value: Any) -> dict[str, float]:
     return {
-        str(key): number for key, raw in _map(value).items() if (number := _number(raw)) is not None
+        str(key): number
+        for key, raw in as_map(value).items()
+        if (number := as_number(raw)) is not None
     }
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(float(value)) else None
-
-
-def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _text(value: Any) -> str:
-    return "" if value is None else str(value)
 
 
 __all__ = ["from_reference", "is_reference_transcript", "started_at"]

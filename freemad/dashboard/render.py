@@ -23,6 +23,7 @@ import jinja2
 from markupsafe import Markup
 
 from freemad.dashboard import views
+from freemad.dashboard.agents import agent_slug
 from freemad.dashboard.fenced import highlighted, parts
 from freemad.dashboard.records import RunData
 
@@ -82,7 +83,7 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters.update(when=_when, duration=_duration, short=_short, css=_css)
+    env.filters.update(when=_when, duration=_duration, short=_short, css=_css, slug=agent_slug)
     env.filters.update(safe_svg=_safe_svg, parts=parts, highlighted=highlighted)  # markup makers
     return env
 
@@ -123,9 +124,12 @@ def _page(
     canonical: str | None,
     run_id: str | None,
     scripts: tuple[str, ...],
+    controls: Mapping[str, Any] | None = None,
     **values: Any,
 ) -> str:
-    css, inline, csp = _assets((*scripts, *(("live.js",) if live else ())), live)
+    # `controls`: the live server's forms (it lets runs be started and steered), and their script.
+    steer = ("steer.js",) if controls is not None else ()
+    css, inline, csp = _assets((*scripts, *steer, *(("live.js",) if live else ())), live)
     # Our own assets, read from the package: the only text besides charts not escaped.
     return (
         _environment()
@@ -138,6 +142,7 @@ def _page(
             live=live,
             canonical=canonical,
             run_id=run_id,
+            controls=controls,
             **values,
         )
     )
@@ -148,7 +153,11 @@ def _canonical(base_url: str | None, path: str) -> str | None:
 
 
 def render_index(
-    entries: Sequence[Mapping[str, Any]], *, live: bool = False, base_url: str | None = None
+    entries: Sequence[Mapping[str, Any]],
+    *,
+    live: bool = False,
+    base_url: str | None = None,
+    controls: Mapping[str, Any] | None = None,
 ) -> str:
     """The list of every run, newest first: entries as `Run.entry()` gives them, with the
     facts `IndexFacts` adds where known (outcome, seconds, agents)."""
@@ -176,6 +185,7 @@ def render_index(
         canonical=_canonical(base_url, "index.html"),
         run_id=None,
         scripts=("index.js",),
+        controls=controls,
         runs=runs,
         counts=sorted(kinds.items()),
         statuses=sorted({e["status"] for e in entries}),
@@ -207,6 +217,7 @@ def render_run(
     commit_url: str | None = None,
     live: bool = False,
     base_url: str | None = None,
+    controls: Mapping[str, Any] | None = None,
 ) -> str:
     """A run's page; it lives at `runs/<run_id>.html`."""
     template, name = _TEMPLATES.get(data.kind, ("evolve.html.j2", "e"))
@@ -220,5 +231,43 @@ def render_run(
         canonical=_canonical(base_url, f"runs/{data.run_id}.html"),
         run_id=data.run_id,
         scripts=(),
+        controls=controls if data.kind == "task" else None,
         **{name: view},
     )
+
+
+def render_config(config: Mapping[str, Any], source: str | None) -> str:
+    """The live server's config, read-only (its secrets already hidden), at `config.html`."""
+    import json
+
+    text = json.dumps(config, indent=2, ensure_ascii=False)
+    return _page(
+        "config.html.j2",
+        root="",
+        live=False,
+        canonical=None,
+        run_id=None,
+        scripts=(),
+        config=text,
+        source=source or "the built-in mock agents",
+    )
+
+
+def render_agents(
+    table: Sequence[Mapping[str, Any]], *, live: bool = False, base_url: str | None = None
+) -> str:
+    """Every agent across the debates (`agents.agents_table`); it lives at `agents.html`."""
+    return _agents_page("agents.html.j2", "agents.html", live, base_url, table=table)
+
+
+def render_agent(
+    agent: Mapping[str, Any], *, live: bool = False, base_url: str | None = None
+) -> str:
+    """One agent's page (`agents.agent_view`); it lives at `agents/<slug>.html`."""
+    path = f"agents/{agent['slug']}.html"
+    return _agents_page("agent.html.j2", path, live, base_url, a=agent)
+
+
+def _agents_page(name: str, path: str, live: bool, base_url: str | None, **values: Any) -> str:
+    url, root = _canonical(base_url, path), "../" * path.count("/")
+    return _page(name, root=root, live=live, canonical=url, run_id=None, scripts=(), **values)

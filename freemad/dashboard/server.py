@@ -2,8 +2,10 @@
 changes (Server-Sent Events) that makes open pages refresh themselves.
 
 Read-only unless asked: every method but GET and HEAD is refused (405). With `allow_start`, and
-only with a start token, `POST /api/debates` starts a debate from the server's own config; the
-browser can give the requirement and nothing else. Nothing happens at import time;
+only with a start token and a CSRF token, `POST /api/debates` starts a debate from the server's
+own config (the browser gives the requirement and its rounds, nothing else), and
+`freemad.dashboard.steering` starts and steers plan tasks and shows the config read-only; the
+pages then carry the forms. Nothing happens at import time;
 `app_from_env()` is what gunicorn calls (`freemad-dashboard` sets the environment).
 
 `/events` is the stream of changes `freemad.dashboard.feed` polls, as many at once as
@@ -28,11 +30,18 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from freemad.dashboard import answers, views
+from freemad.dashboard.agents import AGENT_SLUG, agent_view, agents_table
 from freemad.dashboard.answers import Problem, Warn, names_its_source, reason
 from freemad.dashboard.capacity import STREAMS_DIR, Caps, Refusal, Streams, number, setting
 from freemad.dashboard.feed import READ_ERRORS, Feed, stream
 from freemad.dashboard.handover import TOKEN
-from freemad.dashboard.render import render_index, render_run, view_of
+from freemad.dashboard.render import (
+    render_agent,
+    render_agents,
+    render_index,
+    render_run,
+    view_of,
+)
 from freemad.dashboard.sources import (
     RUN_ID,
     IndexFacts,
@@ -42,11 +51,13 @@ from freemad.dashboard.sources import (
     Source,
     SourceError,
     TranscriptDir,
+    agent_records,
     all_runs,
     build_sources,
     parse_change_id,
 )
 from freemad.dashboard.starter import Starter
+from freemad.dashboard.steering import Steering
 from freemad.errors import UsageError
 
 TRUSTED_PROXIES = "FREEMAD_DASHBOARD_TRUSTED_PROXIES"
@@ -132,6 +143,8 @@ def create_app(
         ("/", board.index),
         ("/index.html", board.index),
         ("/runs/<run_id>.html", board.run_page),
+        ("/agents.html", board.agents),
+        ("/agents/<slug>.html", board.agent_page),
         ("/api/runs", board.api_runs),
         ("/api/runs/<run_id>", board.api_run),
         ("/api/tasks", board.api_tasks),
@@ -140,9 +153,11 @@ def create_app(
         ("/events", board.events),
     ):
         app.add_url_rule(rule, endpoint=rule, view_func=view, methods=["GET"])
-    if starter is not None:
+    if starter is not None:  # starting and steering runs (issue 16): every POST is here
         app.add_url_rule("/api/csrf", view_func=starter.csrf, methods=["GET"])
         app.add_url_rule("/api/debates", view_func=starter.start, methods=["POST"])
+        board.steering = Steering(starter, sources)
+        board.steering.register(app)
     app.before_request(answers.read_only_unless(starter is not None))
     app.after_request(answers.security_headers)
     app.register_error_handler(HTTPException, answers.http_error)
@@ -244,6 +259,11 @@ class _Dashboard:
         self.views = _Lru(32)  # /api/runs/<id> bodies (a task's carry its artifacts)
         self.summaries = _Lru(4096)  # /api/tasks and /api/evolve rows
         self.index_facts = IndexFacts()  # the index's outcome, duration and agents of each run
+        self.agent_records = agent_records()  # what each debate's agents did, for /agents
+        self.steering: Steering | None = None  # with --allow-start: the forms and their POSTs
+
+    def controls(self) -> dict[str, Any] | None:
+        return None if self.steering is None else self.steering.controls()
 
     # reading runs
 
@@ -269,7 +289,8 @@ class _Dashboard:
     # routes
 
     def index(self) -> Response:
-        return answers.html(render_index(self.index_facts.entries(self.runs()), live=True))
+        entries = self.index_facts.entries(self.runs())
+        return answers.html(render_index(entries, live=True, controls=self.controls()))
 
     def run_page(self, run_id: str) -> Response:
         run = self.find(run_id)
@@ -278,11 +299,27 @@ class _Dashboard:
         if page is None:
             data = self.load(run)
             try:
-                page = render_run(data, commit_url=self.commit_url, live=True)
+                page = render_run(
+                    data, commit_url=self.commit_url, live=True, controls=self.controls()
+                )
             except _VIEW_ERRORS as exc:
                 raise _cannot_show(run, exc) from None
             self.pages.put(key, page)
         return answers.html(page)
+
+    def agents(self) -> Response:
+        return answers.html(render_agents(self._agents_table(), live=True))
+
+    def agent_page(self, slug: str) -> Response:
+        if AGENT_SLUG.fullmatch(slug):
+            for row in self._agents_table():
+                if row["slug"] == slug:
+                    return answers.html(render_agent(agent_view(row), live=True))
+        raise Problem(404, f"no agent {slug}")
+
+    def _agents_table(self) -> list[dict[str, Any]]:
+        debates = [run for run in self.runs() if run.kind == "debate"]
+        return agents_table(self.agent_records.of(debates))
 
     def api_runs(self) -> Response:
         kind, status = request.args.get("kind"), request.args.get("status")

@@ -26,8 +26,17 @@ from typing import Any
 import pygments
 
 from freemad import __version__
-from freemad.dashboard.render import render_index, render_run
-from freemad.dashboard.sources import RUN_ID, IndexFacts, Run, Source, TranscriptDir, all_runs
+from freemad.dashboard.agents import AGENT_SLUG, agent_view, agents_table
+from freemad.dashboard.render import render_agent, render_agents, render_index, render_run
+from freemad.dashboard.sources import (
+    RUN_ID,
+    IndexFacts,
+    Run,
+    Source,
+    TranscriptDir,
+    agent_records,
+    all_runs,
+)
 from freemad.errors import FreemadError
 
 MANIFEST = ".freemad-site.json"
@@ -121,14 +130,36 @@ def build_site(
             removed += 1
     _write(folder / "index.html", render_index(entries, base_url=base_url))
     _write(folder / ".nojekyll", "")  # Pages serves the files as they are
+    records = agent_records()
+    records.import_(caches.get("agents"))
+    debates = [run for run in runs if run.kind == "debate" and run.run_id in manifest["runs"]]
+    _write_agents(folder, agents_table(records.of(debates)), base_url)
     for n, source in enumerate(sources):
         if isinstance(source, TranscriptDir):
             manifest["caches"][f"{n}:{source.path}"] = source.export_cache()
     manifest["caches"]["index"] = facts.export()
+    manifest["caches"]["agents"] = records.export()
     _write(folder / MANIFEST, json.dumps(manifest, separators=(",", ":")))
     return BuildReport(
         len(runs), rendered, unchanged, removed, failed, time.perf_counter() - started
     )
+
+
+def _write_agents(folder: Path, table: list[dict[str, Any]], base_url: str | None) -> None:
+    """`agents.html` and `agents/<slug>.html` for each agent; the pages of agents gone go."""
+    pages = folder / "agents"
+    try:
+        pages.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise SiteError(f"cannot create {pages}: {exc.strerror or exc}") from None
+    _write(folder / "agents.html", render_agents(table, base_url=base_url))
+    for row in table:
+        _write(pages / f"{row['slug']}.html", render_agent(agent_view(row), base_url=base_url))
+    kept = {f"{row['slug']}.html" for row in table}
+    for page in pages.glob("*.html"):  # only names agent_slug makes: nothing else is ours
+        if page.name not in kept and AGENT_SLUG.fullmatch(page.stem):
+            with contextlib.suppress(FileNotFoundError):
+                page.unlink()
 
 
 def _page(pages: Path, run: Run) -> Path:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from freemad.dashboard.agents import debate_record
 from freemad.dashboard.records import (
     Artifact,
     Change,
@@ -296,33 +297,26 @@ _FACT_ERRORS = (
 )
 
 
-class IndexFacts:
-    """The index's rows: each run's entry with its outcome, seconds and agents (`facts_of`).
+class RunMemo:
+    """Something read from each run's data once per fingerprint and remembered (`export` and
+    `import_` carry it from one site build to the next); runs gone are forgotten."""
 
-    A transcript's facts come with its listing; another run's are read from its data once per
-    fingerprint and remembered (`export`/`import_` carry them from one site build to the next).
-    A run that cannot be read shows none, and the rest still do.
-    """
+    def __init__(self, read: Callable[[Run], dict[str, Any]]) -> None:
+        self._read = read
+        self._known: dict[str, tuple[str, dict[str, Any]]] = {}  # run id: (fingerprint, value)
 
-    def __init__(self) -> None:
-        self._known: dict[str, tuple[str, dict[str, Any]]] = {}  # run id: (fingerprint, facts)
-
-    def entries(self, runs: Sequence[Run]) -> list[dict[str, Any]]:
+    def of(self, runs: Sequence[Run]) -> list[dict[str, Any]]:
         known, fresh = self._known, {}
-        rows = []
         for run in runs:
-            facts = run.facts
-            if facts is None:
-                cached = known.get(run.run_id)
-                facts = cached[1] if cached and cached[0] == run.fingerprint else _facts(run)
-                fresh[run.run_id] = (run.fingerprint, facts)
-            rows.append({**run.entry(), **facts})
-        self._known = fresh  # runs gone are forgotten; one assignment, so threads see a whole map
-        return rows
+            cached = known.get(run.run_id)
+            value = cached[1] if cached and cached[0] == run.fingerprint else self._read(run)
+            fresh[run.run_id] = (run.fingerprint, value)
+        self._known = fresh  # one assignment, so threads see a whole map
+        return [fresh[run.run_id][1] for run in runs]
 
     def export(self) -> dict[str, Any]:
         return {
-            run_id: [fingerprint, facts] for run_id, (fingerprint, facts) in self._known.items()
+            run_id: [fingerprint, value] for run_id, (fingerprint, value) in self._known.items()
         }
 
     def import_(self, cache: Any) -> None:
@@ -332,6 +326,39 @@ class IndexFacts:
                 for run_id, item in cache.items()
                 if isinstance(item, list) and len(item) == 2 and isinstance(item[1], dict)
             }
+
+
+class IndexFacts(RunMemo):
+    """The index's rows: each run's entry with its outcome, seconds and agents (`facts_of`).
+
+    A transcript's facts come with its listing; another run's are read from its data once per
+    fingerprint and remembered. A run that cannot be read shows none, and the rest still do.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(_facts)
+
+    def entries(self, runs: Sequence[Run]) -> list[dict[str, Any]]:
+        read = iter(self.of([run for run in runs if run.facts is None]))
+        return [
+            {**run.entry(), **(run.facts if run.facts is not None else next(read))} for run in runs
+        ]
+
+
+def agent_records() -> RunMemo:
+    """Each debate's `debate_record` (what its agents did), read once per fingerprint: what the
+    agents pages add up. Give it debates only; one that cannot be read adds nothing."""
+    return RunMemo(_agent_record)
+
+
+def _agent_record(run: Run) -> dict[str, Any]:
+    try:
+        data = run.load()
+        if data.transcript is None:  # a debate in flight: counted once it has finished
+            return {}
+        return debate_record(data.transcript, run.run_id, run.started)
+    except _FACT_ERRORS:
+        return {}
 
 
 def _facts(run: Run) -> dict[str, Any]:
@@ -349,11 +376,13 @@ __all__ = [
     "Later",
     "Run",
     "RunData",
+    "RunMemo",
     "Source",
     "SourceError",
     "StateDir",
     "StoreSource",
     "TranscriptDir",
+    "agent_records",
     "all_runs",
     "build_sources",
     "iso_seconds",

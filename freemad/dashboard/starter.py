@@ -1,5 +1,7 @@
 """Starting a debate from the browser: only behind a flag, a token and a CSRF check, and only ever
-with the server's own config (the browser gives the requirement and nothing else).
+with the server's own config (the browser gives the requirement and, at most the config's, its
+rounds; nothing else). The same token and CSRF check guard every POST (`Starter.refused`), and
+the same processes run a task's agent work (`Starter.launch`, `freemad.dashboard.steering`).
 
 Each debate runs in a process of its own (`python -m freemad.dashboard.starter`, watched by a
 thread): its event loop then runs in a main thread, as the runtime expects, and a debate that
@@ -90,7 +92,9 @@ class Starter:
         answer.headers["Cache-Control"] = "no-store"
         return answer
 
-    def start(self) -> tuple[Response, int]:
+    def refused(self) -> tuple[Response, int] | None:
+        """None when the request bears the start token and the CSRF token its cookie holds;
+        else the refusal (401, 403) to send. Every POST of the dashboard asks this first."""
         scheme, _, given = request.headers.get("Authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(
             given.strip().encode("utf-8", "replace"), self.token
@@ -104,18 +108,32 @@ class Starter:
             cookie.encode("utf-8", "replace"), header.encode("utf-8", "replace")
         ):
             return json_error(403, f"the {CSRF_HEADER} header must match the cookie /api/csrf set")
-        requirement = self._requirement(request.get_json(silent=True))
-        if not self.slots.acquire(blocking=False):
-            return json_error(429, f"{MAX_RUNNING} debates are running; try again later")
+        return None
+
+    def start(self) -> tuple[Response, int]:
+        refused = self.refused()
+        if refused is not None:
+            return refused
+        body = request.get_json(silent=True)
+        requirement = self._requirement(body)
         run_id = uuid.uuid4().hex
         order = {
+            "kind": "debate",
             "requirement": requirement,
+            "rounds": self._rounds(body),
             "run_id": run_id,
             "config_path": self.config_path,
             "folder": str(self.folder),
         }
+        return self.launch(order) or (jsonify({"started": True, "run_id": run_id}), 202)
+
+    def launch(self, order: dict[str, Any]) -> tuple[Response, int] | None:
+        """Run `order` (a debate, or a task's steps: `main` below) in a process of its own,
+        watched by a thread; the refusal to send when as many already run as may."""
+        if not self.slots.acquire(blocking=False):
+            return json_error(429, f"{MAX_RUNNING} runs started here are running; try again later")
         thread = threading.Thread(
-            target=self._run, args=(order,), name=f"debate-{run_id[:12]}", daemon=True
+            target=self._run, args=(order,), name=f"run-{order['run_id'][:12]}", daemon=True
         )
         self._threads.add(thread)
         try:
@@ -124,16 +142,16 @@ class Starter:
             self._threads.discard(thread)
             self.slots.release()
             raise
-        return jsonify({"started": True, "run_id": run_id}), 202
+        return None
 
     def _requirement(self, body: Any) -> str:
         from freemad.debate import check_requirement
 
         if not isinstance(body, dict):
             _refuse('send a JSON object: {"requirement": "..."}')
-        extra = sorted(str(k) for k in body if k != "requirement")
+        extra = sorted(str(k) for k in body if k not in ("requirement", "rounds"))
         if extra:
-            _refuse(f"only requirement may be given, not {', '.join(extra)[:200]}")
+            _refuse(f"only requirement and rounds may be given, not {', '.join(extra)[:200]}")
         requirement = body.get("requirement")
         if not isinstance(requirement, str):
             _refuse("requirement must be a string")
@@ -144,8 +162,17 @@ class Starter:
         except FreemadError as exc:
             _refuse(exc.one_line())
 
+    def _rounds(self, body: Any) -> int | None:
+        """The rounds asked for, from 0 to the config's own (None: the config's)."""
+        rounds, most = body.get("rounds"), self.config.debate.rounds
+        if rounds is None:
+            return None
+        if isinstance(rounds, bool) or not isinstance(rounds, int) or not 0 <= rounds <= most:
+            _refuse(f"rounds must be a whole number from 0 to {most} (the config's)")
+        return rounds
+
     def _run(self, order: dict[str, Any]) -> None:
-        run_id = order["run_id"]
+        run_id, what = order["run_id"], order["kind"]
         try:
             done = subprocess.run(
                 [sys.executable, "-m", "freemad.dashboard.starter"],
@@ -157,11 +184,11 @@ class Starter:
                 check=False,
             )
         except (OSError, subprocess.SubprocessError) as exc:
-            self.warn(f"debate {run_id} failed: {type(exc).__name__}: {reason(exc)}")
+            self.warn(f"{what} {run_id} failed: {type(exc).__name__}: {reason(exc)}")
         else:
             if done.returncode != 0:
                 lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
-                self.warn(f"debate {run_id} failed: {lines[-1]}")
+                self.warn(f"{what} {run_id} failed: {lines[-1]}")
         finally:
             self._threads.discard(threading.current_thread())
             self.slots.release()
@@ -174,28 +201,17 @@ class Starter:
         return not any(t.is_alive() for t in list(self._threads))
 
 
-def debate_main() -> int:
-    """One debate started over HTTP: `{"requirement", "run_id", "config_path", "folder"}` on
-    stdin; its transcript goes into `folder`. Errors are one line on stderr."""
-    from freemad.debate import run_debate, write_transcript
-    from freemad.debate.live import LiveJournal
-    from freemad.redact import Redactor
-    from freemad.wiring import ADAPTERS
+def main() -> int:
+    """One run started over HTTP, its order as JSON on stdin: a debate (`debate_main`) or a
+    task's steps (`freemad.dashboard.steering.task_main`). Errors are one line on stderr."""
+    from freemad.dashboard.steering import task_main
 
     try:
         order = json.loads(sys.stdin.read())
-        config = start_config(order["config_path"], Path(order["folder"]))
-        redactor = Redactor(config.security.redact_patterns)
-        # Its journal lets the dashboard show the debate while it runs; gone once it is kept.
-        with LiveJournal(config.output.transcript_dir, redactor) as journal:
-            result = run_debate(
-                order["requirement"],
-                config,
-                run_id=order["run_id"],
-                on_event=journal,
-                adapters=ADAPTERS,
-            )
-            write_transcript(result, config.output, redactor)
+        if order["kind"] == "task":
+            task_main(order)
+        else:
+            debate_main(order)
     except FreemadError as exc:
         print(exc.one_line(), file=sys.stderr)
         return 1
@@ -205,9 +221,32 @@ def debate_main() -> int:
     return 0
 
 
+def debate_main(order: dict[str, Any]) -> None:
+    """One debate: `{"requirement", "rounds", "run_id", "config_path", "folder"}`; its
+    transcript goes into `folder`."""
+    from freemad.debate import run_debate, write_transcript
+    from freemad.debate.live import LiveJournal
+    from freemad.redact import Redactor
+    from freemad.wiring import ADAPTERS
+
+    config = start_config(order["config_path"], Path(order["folder"]))
+    redactor = Redactor(config.security.redact_patterns)
+    # Its journal lets the dashboard show the debate while it runs; gone once it is kept.
+    with LiveJournal(config.output.transcript_dir, redactor) as journal:
+        result = run_debate(
+            order["requirement"],
+            config,
+            rounds=order.get("rounds"),
+            run_id=order["run_id"],
+            on_event=journal,
+            adapters=ADAPTERS,
+        )
+        write_transcript(result, config.output, redactor)
+
+
 def _refuse(message: str) -> NoReturn:
     raise Problem(400, message)
 
 
 if __name__ == "__main__":
-    sys.exit(debate_main())
+    sys.exit(main())

@@ -24,26 +24,26 @@ ARTIFACT_CHARS = 200_000
 EVENT_CHARS = 4_000
 
 
-def _map(value: Any) -> Mapping[str, Any]:
+def as_map(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _list(value: Any) -> list[Any]:
+def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _num(value: Any) -> float | None:
+def as_number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value) if math.isfinite(float(value)) else None
 
 
-def _text(value: Any) -> str:
+def as_text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
 def number(value: Any) -> str:
-    found = _num(value)
+    found = as_number(value)
     return "-" if found is None else format_number(found)
 
 
@@ -53,13 +53,13 @@ def number(value: Any) -> str:
 def answer_order(transcript: Mapping[str, Any]) -> list[str]:
     """Every answer id the transcript names, the best final score first (then by id). Pages show
     answers by these ids, as the CLI's output and the GitHub comment do."""
-    scores = _map(transcript.get("scores"))
-    ids = {str(a) for a in scores} | {str(a) for a in _map(transcript.get("answers"))}
-    for round_ in _list(transcript.get("transcript")):
-        for turn in _map(_map(round_).get("agents")).values():
-            if _map(turn).get("answer_id"):
+    scores = as_map(transcript.get("scores"))
+    ids = {str(a) for a in scores} | {str(a) for a in as_map(transcript.get("answers"))}
+    for round_ in as_list(transcript.get("transcript")):
+        for turn in as_map(as_map(round_).get("agents")).values():
+            if as_map(turn).get("answer_id"):
                 ids.add(str(turn["answer_id"]))
-    return sorted(ids, key=lambda a: (-(_num(scores.get(a)) or 0.0), a))
+    return sorted(ids, key=lambda a: (-(as_number(scores.get(a)) or 0.0), a))
 
 
 _FAILED = frozenset({"failed", "error"})  # statuses of a debate that ended without a result
@@ -70,39 +70,43 @@ def error_text(value: Any) -> str:
     another mapping as "key: value; ...", text as it is."""
     if isinstance(value, Mapping):
         if "cause" in value or "detail" in value:
-            cause, detail = _text(value.get("cause")), _text(value.get("detail"))
+            cause, detail = as_text(value.get("cause")), as_text(value.get("detail"))
             return ": ".join(part for part in (cause, detail) if part)
         return "; ".join(f"{key}: {error_text(item)}" for key, item in value.items())
-    return _text(value)
+    return as_text(value)
 
 
 def debate_view(transcript: Mapping[str, Any]) -> dict[str, Any]:
     order = answer_order(transcript)
-    rounds = [_map(r) for r in _list(transcript.get("transcript"))]
-    winner = _text(transcript.get("final_answer_id")) or None
-    scores = _map(transcript.get("scores"))
-    answers = _map(transcript.get("answers"))
-    status = _text(transcript.get("status")) or "unknown"
+    rounds = [as_map(r) for r in as_list(transcript.get("transcript"))]
+    winner = as_text(transcript.get("final_answer_id")) or None
+    scores = as_map(transcript.get("scores"))
+    answers = as_map(transcript.get("answers"))
+    status = as_text(transcript.get("status")) or "unknown"
     error = error_text(transcript.get("error")) or None
     ranking = [
         {
             "answer_id": answer,
             "score": number(scores.get(answer)),
-            "raw": number(_map(transcript.get("raw_scores")).get(answer)),
+            "raw": number(as_map(transcript.get("raw_scores")).get(answer)),
             "winner": answer == winner,
-            "origin": [str(a) for a in _list(_map(transcript.get("origin_agents")).get(answer))],
+            "origin": [
+                str(a) for a in as_list(as_map(transcript.get("origin_agents")).get(answer))
+            ],
             "holders": _final_holders(transcript, answer),
-            "text": _text(_map(answers.get(answer)).get("canonical")),
-            "explainer": _explainer(_list(_map(transcript.get("score_explainers")).get(answer))),
-            "validation": _validation(_map(_map(transcript.get("validation")).get(answer))),
+            "text": as_text(as_map(answers.get(answer)).get("canonical")),
+            "explainer": _explainer(
+                as_list(as_map(transcript.get("score_explainers")).get(answer))
+            ),
+            "validation": _validation(as_map(as_map(transcript.get("validation")).get(answer))),
         }
         for answer in order
     ]
-    metrics = _map(transcript.get("metrics"))
+    metrics = as_map(transcript.get("metrics"))
     agents = _agents(transcript, rounds)
     return {
-        "run_id": _text(transcript.get("run_id")),
-        "requirement": _text(transcript.get("requirement")),
+        "run_id": as_text(transcript.get("run_id")),
+        "requirement": as_text(transcript.get("requirement")),
         "status": status,
         "error": error,
         # A failed run says so and why, and claims no winner (docs/dashboards.md)
@@ -113,17 +117,18 @@ def debate_view(transcript: Mapping[str, Any]) -> dict[str, Any]:
             for turn in agent["turns"]
             if turn["error"]
         ],
-        "started_at": _text(transcript.get("started_at")),
-        "finished_at": _text(transcript.get("finished_at")),
+        "started_at": as_text(transcript.get("started_at")),
+        "finished_at": as_text(transcript.get("finished_at")),
         "winner": winner,
         "winner_id": winner,  # the same id, by the name /api/runs/<id> readers know
-        "final_solution": _text(transcript.get("final_solution")),
-        "winning_agents": [str(a) for a in _list(transcript.get("winning_agents"))],
-        "tied": [str(a) for a in _list(transcript.get("tied_answers"))],
-        "early_stop_reason": _text(transcript.get("early_stop_reason")) or None,
-        "early_stop_note": _text(transcript.get("early_stop_note")) or None,
-        "settings": _settings(_map(transcript.get("settings"))),
-        "tie_break": _text(_map(transcript.get("settings")).get("tie_break")) or "deterministic",
+        "final_solution": as_text(transcript.get("final_solution")),
+        "winning_agents": [str(a) for a in as_list(transcript.get("winning_agents"))],
+        "tied": [str(a) for a in as_list(transcript.get("tied_answers"))],
+        "early_stop_reason": as_text(transcript.get("early_stop_reason")) or None,
+        "early_stop_note": as_text(transcript.get("early_stop_note")) or None,
+        "settings": _settings(as_map(transcript.get("settings"))),
+        "tie_break": as_text(as_map(transcript.get("settings")).get("tie_break"))
+        or "deterministic",
         "ranking": ranking,
         "rounds": [_round_row(r) for r in rounds],
         "score_table": _score_table(rounds, order),
@@ -143,26 +148,27 @@ def debate_view(transcript: Mapping[str, Any]) -> dict[str, Any]:
 def live_debate_view(live: Mapping[str, Any]) -> dict[str, Any]:
     """A debate in flight (`freemad.debate.live`'s view): each agent's state and elapsed time in
     each round so far, and the running score after each scored round."""
-    rounds = [_map(r) for r in _list(live.get("rounds"))]
+    rounds = [as_map(r) for r in as_list(live.get("rounds"))]
     scored = [r for r in rounds if isinstance(r.get("scores"), Mapping)]
-    latest = _map(scored[-1].get("scores")) if scored else {}
+    latest = as_map(scored[-1].get("scores")) if scored else {}
     standing = sorted(
-        ((str(a), _num(v) or 0.0) for a, v in latest.items()), key=lambda item: (-item[1], item[0])
+        ((str(a), as_number(v) or 0.0) for a, v in latest.items()),
+        key=lambda item: (-item[1], item[0]),
     )
     order = [answer for answer, _ in standing]
-    status = _text(live.get("status")) or "running"
+    status = as_text(live.get("status")) or "running"
     return {
         "live": True,
-        "run_id": _text(live.get("run_id")),
-        "requirement": _text(live.get("requirement")),
+        "run_id": as_text(live.get("run_id")),
+        "requirement": as_text(live.get("requirement")),
         "status": status,
         "abandoned": status == "abandoned",
-        "agents": [str(a) for a in _list(live.get("agents"))],
-        "rounds_planned": _num(live.get("rounds_planned")),
+        "agents": [str(a) for a in as_list(live.get("agents"))],
+        "rounds_planned": as_number(live.get("rounds_planned")),
         "rounds": [
             {
                 "round": number(r.get("round")),
-                "type": _text(r.get("type")),
+                "type": as_text(r.get("type")),
                 "scored": isinstance(r.get("scores"), Mapping),
                 "deadline": "hard"
                 if r.get("deadline_hit_hard")
@@ -171,14 +177,14 @@ def live_debate_view(live: Mapping[str, Any]) -> dict[str, Any]:
                 else "",
                 "agents": [
                     {
-                        "agent": _text(a.get("agent")),
-                        "state": _text(a.get("state")) or "waiting",
+                        "agent": as_text(a.get("agent")),
+                        "state": as_text(a.get("state")) or "waiting",
                         "elapsed": number(a.get("elapsed_sec")),
-                        "cause": _text(a.get("cause")),
-                        "action": _text(a.get("action")),
-                        "answer_id": _text(a.get("answer_id")),
+                        "cause": as_text(a.get("cause")),
+                        "action": as_text(a.get("action")),
+                        "answer_id": as_text(a.get("answer_id")),
                     }
-                    for a in (_map(x) for x in _list(r.get("agents")))
+                    for a in (as_map(x) for x in as_list(r.get("agents")))
                 ],
             }
             for r in rounds
@@ -189,21 +195,21 @@ def live_debate_view(live: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _final_holders(transcript: Mapping[str, Any], answer: str) -> list[str]:
-    history = _list(transcript.get("holders_history"))
-    last = _map(history[-1]) if history else {}
+    history = as_list(transcript.get("holders_history"))
+    last = as_map(history[-1]) if history else {}
     return sorted(str(agent) for agent, held in last.items() if held == answer)
 
 
 def _explainer(deltas: list[Any]) -> list[dict[str, Any]]:
     rows, total = [], 0.0
-    for delta in map(_map, deltas):
-        amount = _num(delta.get("amount")) or 0.0
+    for delta in map(as_map, deltas):
+        amount = as_number(delta.get("amount")) or 0.0
         total += amount
         rows.append(
             {
-                "round": _text(delta.get("round")),
-                "agent": _text(delta.get("agent")),
-                "action": _text(delta.get("action")),
+                "round": as_text(delta.get("round")),
+                "agent": as_text(delta.get("agent")),
+                "action": as_text(delta.get("action")),
                 "factor": number(delta.get("factor")),
                 "amount": ("+" if amount > 0 else "") + format_number(amount),
                 "total": format_number(total),
@@ -215,28 +221,28 @@ def _explainer(deltas: list[Any]) -> list[dict[str, Any]]:
 def _validation(found: Mapping[str, Any]) -> str | None:
     if not found:
         return None
-    language = _text(found.get("language")) or "code"
+    language = as_text(found.get("language")) or "code"
     ok = found.get("syntax_ok")
     return f"{language}: syntax {'ok' if ok else 'error' if ok is False else 'not checked'}"
 
 
 def _settings(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
-    topology = _map(settings.get("topology"))
+    topology = as_map(settings.get("topology"))
     pairs = [
         ("rounds", settings.get("rounds")),
-        ("agents", ", ".join(map(str, _list(settings.get("agents"))))),
+        ("agents", ", ".join(map(str, as_list(settings.get("agents"))))),
         ("topology", topology.get("type")),
         ("prompting", settings.get("prompt_mode")),
-        ("weights", ", ".join(number(w) for w in _list(settings.get("weights")))),
+        ("weights", ", ".join(number(w) for w in as_list(settings.get("weights")))),
         ("tie break", settings.get("tie_break")),
     ]
-    return [(name, _text(value)) for name, value in pairs if value not in (None, "")]
+    return [(name, as_text(value)) for name, value in pairs if value not in (None, "")]
 
 
 def _round_row(round_: Mapping[str, Any]) -> dict[str, Any]:
     return {
-        "round": _text(round_.get("round")),
-        "type": _text(round_.get("type")),
+        "round": as_text(round_.get("round")),
+        "type": as_text(round_.get("type")),
         "duration_ms": number(round_.get("duration_ms")),
         "deadline": "hard"
         if round_.get("deadline_hit_hard")
@@ -250,39 +256,39 @@ def _score_table(rounds: list[Mapping[str, Any]], order: Sequence[str]) -> dict[
     """Scores per round, one column per answer; `scored` is whether any round recorded one."""
     return {
         "answers": list(order),
-        "scored": any(_map(r.get("scores")) for r in rounds),
+        "scored": any(as_map(r.get("scores")) for r in rounds),
         "rows": [
             {
-                "round": _text(r.get("round")),
-                "cells": [number(_map(r.get("scores")).get(a)) for a in order],
+                "round": as_text(r.get("round")),
+                "cells": [number(as_map(r.get("scores")).get(a)) for a in order],
             }
             for r in rounds
         ],
     }
 
 
-def _agent_names(transcript: Mapping[str, Any], rounds: list[Mapping[str, Any]]) -> list[str]:
+def agent_names(transcript: Mapping[str, Any], rounds: list[Mapping[str, Any]]) -> list[str]:
     """The debate's agents: as its settings list them, then any other that took a turn."""
-    names: list[str] = [str(a) for a in _list(_map(transcript.get("settings")).get("agents"))]
+    names: list[str] = [str(a) for a in as_list(as_map(transcript.get("settings")).get("agents"))]
     for round_ in rounds:
-        names += [str(a) for a in _map(round_.get("agents")) if str(a) not in names]
+        names += [str(a) for a in as_map(round_.get("agents")) if str(a) not in names]
     return names
 
 
 def _agents(transcript: Mapping[str, Any], rounds: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    totals = _map(transcript.get("agents"))
-    names = _agent_names(transcript, rounds)
+    totals = as_map(transcript.get("agents"))
+    names = agent_names(transcript, rounds)
     names += [str(a) for a in totals if str(a) not in names]
     out = []
     for name in names:
-        total = _map(totals.get(name))
-        tokens = _map(total.get("tokens"))
+        total = as_map(totals.get(name))
+        tokens = as_map(total.get("tokens"))
         turns, previous = [], None
         for round_ in rounds:
-            turn = _map(_map(round_.get("agents")).get(name))
+            turn = as_map(as_map(round_.get("agents")).get(name))
             if not turn:
                 continue
-            solution = _text(_map(turn.get("response")).get("solution"))
+            solution = as_text(as_map(turn.get("response")).get("solution"))
             turns.append(_turn(turn, solution, previous))
             if turn.get("status") == "ok":
                 previous = solution
@@ -303,22 +309,22 @@ def _agents(transcript: Mapping[str, Any], rounds: list[Mapping[str, Any]]) -> l
 
 
 def _turn(turn: Mapping[str, Any], solution: str, previous: str | None) -> dict[str, Any]:
-    tokens = _map(turn.get("tokens"))
-    answer = _text(turn.get("answer_id"))
+    tokens = as_map(turn.get("tokens"))
+    answer = as_text(turn.get("answer_id"))
     return {
-        "round": _text(turn.get("round")),
-        "status": _text(turn.get("status")) or "unknown",
-        "action": _text(turn.get("action")) or "-",
+        "round": as_text(turn.get("round")),
+        "status": as_text(turn.get("status")) or "unknown",
+        "action": as_text(turn.get("action")) or "-",
         "answer": answer or "-",
         "duration_ms": number(turn.get("duration_ms")),
         "tokens_in": number(tokens.get("input")),
         "tokens_out": number(tokens.get("output")),
         "estimated": bool(tokens.get("estimated")),
         "cost_usd": number(turn.get("cost_usd")),
-        "exit_status": _text(turn.get("exit_status")) or "-",
+        "exit_status": as_text(turn.get("exit_status")) or "-",
         "error": error_text(turn.get("error")) or None,
         "solution": solution,
-        "reasoning": _text(_map(turn.get("response")).get("reasoning")),
+        "reasoning": as_text(as_map(turn.get("response")).get("reasoning")),
         "diff": None
         if previous is None or previous == solution
         else diff_lines(previous, solution),
@@ -364,29 +370,29 @@ def task_view(
     state = _folded_task(run_id, events)
     folded: Mapping[str, Any] = state or {}  # what the fold knows, or nothing
     when = [*times[: len(events)], *[0.0] * (len(events) - len(times))]  # 0: time unknown
-    created = _map(next((d for k, d in events if k == "task_created"), {}))
-    task_type = _text(folded.get("task_type") or created.get("task_type")) or "plan"
-    current = _text(folded.get("current_stage"))
+    created = as_map(next((d for k, d in events if k == "task_created"), {}))
+    task_type = as_text(folded.get("task_type") or created.get("task_type")) or "plan"
+    current = as_text(folded.get("current_stage"))
     timeline = [
         entry
         for (kind, data), at in zip(events, when, strict=True)
-        if (entry := _timeline_entry(kind, _map(data), at)) is not None
+        if (entry := _timeline_entry(kind, as_map(data), at)) is not None
     ]
-    waiting = _text(folded.get("status")) == "waiting_for_human"
+    waiting = as_text(folded.get("status")) == "waiting_for_human"
     return {
         "run_id": run_id,
-        "goal": _text(folded.get("goal") or created.get("goal")),
+        "goal": as_text(folded.get("goal") or created.get("goal")),
         "task_type": task_type,
-        "status": _text(folded.get("status")) or status or "unknown",
+        "status": as_text(folded.get("status")) or status or "unknown",
         "current_stage": current,
         "question": folded.get("error") if waiting else None,
         "iterations": number(folded.get("iterations")),
         "iteration_cap": number(folded.get("max_total_iterations")),
-        "roles": sorted(_map(folded.get("roles")).items()),
-        "branch": _text(folded.get("branch")) or None,
+        "roles": sorted(as_map(folded.get("roles")).items()),
+        "branch": as_text(folded.get("branch")) or None,
         # ` --config PATH` when the task's config is not found without it (freemad.config.discover)
-        "config_arg": _text(created.get("config_arg")),
-        "work_items": [_map(w) for w in _list(folded.get("work_items"))],
+        "config_arg": as_text(created.get("config_arg")),
+        "work_items": [as_map(w) for w in as_list(folded.get("work_items"))],
         "stages": _stages(task_type, current, done=status == "completed"),
         "timeline": timeline,
         "events": [
@@ -423,34 +429,34 @@ def _stages(task_type: str, current: str, *, done: bool) -> list[dict[str, str]]
 def _timeline_entry(kind: str, data: Mapping[str, Any], when: float) -> dict[str, Any] | None:
     base = {"kind": kind, "time": when, "decision": None, "text": None, "findings": []}
     if kind == "agent_replied":
-        response = _map(data.get("response"))
+        response = as_map(data.get("response"))
         return {
             **base,
-            "title": f"{_text(data.get('stage'))}: {_text(data.get('role'))} "
-            f"({_text(data.get('agent'))})",
-            "decision": _text(response.get("review_decision")) or None,
-            "text": _text(response.get("content")),
-            "findings": [_text(f) for f in _list(response.get("findings"))],
+            "title": f"{as_text(data.get('stage'))}: {as_text(data.get('role'))} "
+            f"({as_text(data.get('agent'))})",
+            "decision": as_text(response.get("review_decision")) or None,
+            "text": as_text(response.get("content")),
+            "findings": [as_text(f) for f in as_list(response.get("findings"))],
         }
     if kind == "stage_advanced":
-        return {**base, "title": f"{_text(data.get('from'))} → {_text(data.get('to'))}"}
+        return {**base, "title": f"{as_text(data.get('from'))} → {as_text(data.get('to'))}"}
     if kind == "stage_sent_back":
         return {
             **base,
-            "title": f"sent back to {_text(data.get('to'))}",
-            "findings": [_text(f) for f in _list(data.get("feedback"))],
+            "title": f"sent back to {as_text(data.get('to'))}",
+            "findings": [as_text(f) for f in as_list(data.get("feedback"))],
         }
     if kind == "waiting_for_human":
-        return {**base, "title": "waiting for a person", "text": _text(data.get("question"))}
+        return {**base, "title": "waiting for a person", "text": as_text(data.get("question"))}
     if kind == "agent_failed":
         return {
             **base,
-            "title": f"{_text(data.get('stage'))}: a call failed",
-            "text": _text(data.get("error") or data.get("reason")) or None,
+            "title": f"{as_text(data.get('stage'))}: a call failed",
+            "text": as_text(data.get("error") or data.get("reason")) or None,
         }
     if kind in _NOTED:
         text = data.get("text") or data.get("reason") or data.get("stage") or data.get("item_id")
-        return {**base, "title": _NOTED[kind], "text": _text(text) or None}
+        return {**base, "title": _NOTED[kind], "text": as_text(text) or None}
     return None
 
 
@@ -503,13 +509,13 @@ def evolve_view(
     the artifacts `version_diff_ids` names, by id: each admitted version's diff against its
     parent, as the run recorded it (None: its file is missing)."""
     data = report_data(run_id, events)
-    judged = [_map(d) for kind, d in events if kind == "candidate_judged"]
+    judged = [as_map(d) for kind, d in events if kind == "candidate_judged"]
     for row, found in zip(data["rows"], judged, strict=True):
         row.update(_timing(found))
     admitted = {
         version: found
         for found in judged
-        if _map(found.get("verdict")).get("admitted")
+        if as_map(found.get("verdict")).get("admitted")
         and isinstance(version := found.get("version"), int)
     }
     for version in data["versions"]:
@@ -526,7 +532,7 @@ def evolve_view(
         timeline.append({"kind": "candidate", **row})
         timeline += marks.pop(row["iteration"], [])
     timeline += [m for key in sorted(marks) for m in marks[key]]
-    created = _map(next((d for k, d in events if k == "run_created"), {}))
+    created = as_map(next((d for k, d in events if k == "run_created"), {}))
     judge_total = sum(_judge_seconds(found) or 0.0 for found in judged)
     return {
         **data,
@@ -535,24 +541,24 @@ def evolve_view(
         "chart": score_chart_svg(events, scale="auto"),
         # as the chart decides it: its values are the rows' (the first comparator component)
         "log_scale": uses_log_scale([r["value"] for r in data["rows"] if r["value"] is not None]),
-        "config_arg": _text(created.get("config_arg")),
+        "config_arg": as_text(created.get("config_arg")),
     }
 
 
 def version_diff_ids(events: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
     """The artifacts holding the admitted versions' diffs (what `evolve_view` shows of them)."""
     return [
-        _text(data.get("diff_artifact"))
+        as_text(data.get("diff_artifact"))
         for kind, data in events
         if kind == "candidate_judged"
-        and _map(data.get("verdict")).get("admitted")
+        and as_map(data.get("verdict")).get("admitted")
         and data.get("diff_artifact")
     ]
 
 
 def _judge_seconds(judged: Mapping[str, Any]) -> float | None:
     """How long the judge's stages ran on a candidate, in seconds (None: none ran)."""
-    times = [_num(_map(stage).get("seconds")) for stage in _list(judged.get("stages"))]
+    times = [as_number(as_map(stage).get("seconds")) for stage in as_list(judged.get("stages"))]
     known = [t for t in times if t is not None]
     return sum(known) if known else None
 
@@ -570,7 +576,7 @@ def _version_change(
 ) -> dict[str, Any]:
     """What a version changed against its parent (the version before it), and its timings."""
     found = judged or {}
-    artifact = _text(found.get("diff_artifact"))
+    artifact = as_text(found.get("diff_artifact"))
     content = (diffs or {}).get(artifact) if artifact else None
     if version == 0:
         note = "The seed as it was: the baseline every later version is measured against"
@@ -582,7 +588,7 @@ def _version_change(
         note = None
     return {
         "parent": None if version == 0 else f"v{version - 1}",
-        "changed_paths": [_text(path) for path in _list(found.get("changed_paths"))],
+        "changed_paths": [as_text(path) for path in as_list(found.get("changed_paths"))],
         "diff": None if content is None else patch_lines(content.decode("utf-8", "replace")),
         "diff_note": note,
         **_timing(found),
@@ -604,14 +610,14 @@ def facts_of(data: RunData) -> dict[str, Any]:
 def debate_facts(transcript: Mapping[str, Any]) -> dict[str, Any]:
     """What the index shows of a debate beside its status: its outcome (the winning answer's
     id, or why there is none), how long it ran and its agents."""
-    winner = _text(transcript.get("final_answer_id"))
+    winner = as_text(transcript.get("final_answer_id"))
     error = error_text(transcript.get("error"))
-    wall = _num(_map(transcript.get("metrics")).get("wall_time_ms"))
-    rounds = [_map(r) for r in _list(transcript.get("transcript"))]
+    wall = as_number(as_map(transcript.get("metrics")).get("wall_time_ms"))
+    rounds = [as_map(r) for r in as_list(transcript.get("transcript"))]
     return {
         "outcome": f"winner {winner}" if winner else error or "no winner",
         "seconds": None if wall is None else wall / 1000,
-        "agents": _agent_names(transcript, rounds),
+        "agents": agent_names(transcript, rounds),
     }
 
 
@@ -620,9 +626,9 @@ def task_facts(
 ) -> dict[str, Any]:
     """A task's outcome (its stage, or done), time from its first event to its last, agents."""
     folded = _folded_task("", events) or {}
-    created = _map(next((d for k, d in events if k == "task_created"), {}))
-    agents = [str(a) for a in _map(folded.get("roles") or created.get("roles")).values()]
-    stage = _text(folded.get("current_stage"))
+    created = as_map(next((d for k, d in events if k == "task_created"), {}))
+    agents = [str(a) for a in as_map(folded.get("roles") or created.get("roles")).values()]
+    stage = as_text(folded.get("current_stage"))
     outcome = f"at stage {stage}" if stage else "-"
     return {
         "outcome": "every stage done" if status == "completed" else outcome,
@@ -638,13 +644,13 @@ def evolve_facts(
     incumbent, reason = None, ""
     agents: list[str] = []
     for kind, data in events:
-        found = _map(data)
+        found = as_map(data)
         if kind == "version_admitted" and isinstance(found.get("version"), int):
             incumbent = found["version"]
         elif kind == "stopped":
-            reason = _text(found.get("reason"))
+            reason = as_text(found.get("reason"))
         elif kind == "candidate_proposed" and found.get("agent"):
-            agents.append(_text(found["agent"]))
+            agents.append(as_text(found["agent"]))
     outcome = "no version yet" if incumbent is None else f"incumbent v{incumbent}"
     return {
         "outcome": f"{outcome}; stopped: {reason}" if reason else outcome,
@@ -654,5 +660,5 @@ def evolve_facts(
 
 
 def _span(times: Sequence[float]) -> float | None:
-    known = [t for t in (_num(t) for t in times) if t is not None and t > 0]
+    known = [t for t in (as_number(t) for t in times) if t is not None and t > 0]
     return max(known) - min(known) if len(known) > 1 else None

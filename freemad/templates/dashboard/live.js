@@ -15,7 +15,8 @@
         var main = document.querySelector("main");
         if (!fresh || !main) return;
         // Keep what the reader typed or chose (the index's filters) and which details are open.
-        Array.prototype.forEach.call(main.querySelectorAll("input[id], select[id]"), function (el) {
+        var fields = main.querySelectorAll("input[id], select[id], textarea[id]");
+        Array.prototype.forEach.call(fields, function (el) {
           var twin = fresh.querySelector("#" + el.id);
           if (twin) twin.value = el.value;
         });
