@@ -49,6 +49,7 @@ class LiveJournal:
         self.heartbeat = heartbeat
         self.path: Path | None = None
         self.alive: Path | None = None
+        self._writing: Path | None = None
         self._handle: Any = None
         self._stop = threading.Event()
         self._beat: threading.Thread | None = None
@@ -79,21 +80,27 @@ class LiveJournal:
                 self._handle.flush()
         except (OSError, ValueError) as exc:
             self.broken = str(exc)
-            self._close_files(remove=True)
+            self.close()
 
     def _open(self, run_id: str, first: str) -> None:
         """The heartbeat first, then the journal, put in place with its first line: a reader
         never finds a journal without either."""
-        self.folder.mkdir(parents=True, exist_ok=True)
         self.path = self.folder / f"{run_id}.jsonl"
         self.alive = self.folder / f"{run_id}.alive"
+        self._writing = self.folder / f".{run_id}.jsonl.tmp"
         who = {"pid": os.getpid(), "host": socket.gethostname(), "heartbeat_sec": self.heartbeat}
-        self.alive.write_text(json.dumps(who), encoding="utf-8")
-        writing = self.folder / f".{run_id}.jsonl.tmp"
-        self._handle = writing.open("w", encoding="utf-8")
+        for attempt in range(3):
+            self.folder.mkdir(parents=True, exist_ok=True)
+            try:
+                self.alive.write_text(json.dumps(who), encoding="utf-8")
+                break
+            except FileNotFoundError:  # the last debate to end removed the folder just now
+                if attempt == 2:
+                    raise
+        self._handle = self._writing.open("w", encoding="utf-8")
         self._handle.write(first)
         self._handle.flush()
-        os.replace(writing, self.path)
+        os.replace(self._writing, self.path)
         self._beat = threading.Thread(target=self._beating, name="freemad-live", daemon=True)
         self._beat.start()
 
@@ -105,9 +112,6 @@ class LiveJournal:
 
     def close(self) -> None:
         """Stop the heartbeat and remove the journal: the debate is over."""
-        self._close_files(remove=True)
-
-    def _close_files(self, *, remove: bool) -> None:
         self._stop.set()
         if self._beat is not None and self._beat is not threading.current_thread():
             self._beat.join(timeout=5)
@@ -115,14 +119,13 @@ class LiveJournal:
             with contextlib.suppress(OSError, ValueError):
                 self._handle.close()
             self._handle = None
-        if remove:
-            for path in (self.path, self.alive):
-                if path is not None:
-                    with contextlib.suppress(OSError):
-                        path.unlink()
-            if self.path is not None:
-                with contextlib.suppress(OSError):  # not empty: another debate is running
-                    self.folder.rmdir()
+        for path in (self.path, self.alive, self._writing):
+            if path is not None:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+        if self.path is not None:
+            with contextlib.suppress(OSError):  # not empty: another debate is running
+                self.folder.rmdir()
 
 
 # --- reading ------------------------------------------------------------------------------------
