@@ -24,7 +24,8 @@ import statistics
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from freemad.dashboard.views import agent_names, as_list, as_map, as_number, as_text, number
+from freemad.dashboard.debate_views import agent_names
+from freemad.dashboard.viewdata import as_list, as_map, as_number, as_text, number
 
 AGENT_SLUG = re.compile(r"[a-z0-9_-]{0,40}-[0-9a-f]{10}")  # what agent_slug makes
 RUNS_SHOWN = 500  # an agent's page lists its newest debates up to this many

@@ -22,7 +22,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from freemad.dashboard import views
+from freemad.dashboard import debate_views, views
 from freemad.dashboard.agents import agent_slug
 from freemad.dashboard.fenced import highlighted, parts
 from freemad.dashboard.records import RunData
@@ -195,9 +195,9 @@ def render_index(
 def view_of(data: RunData, commit_url: str | None = None) -> dict[str, Any]:
     """A run's view data, whichever its runtime (what its page shows and the API returns)."""
     if data.kind == "debate" and data.live is not None:
-        return views.live_debate_view(data.live)
+        return debate_views.live_debate_view(data.live)
     if data.kind == "debate":
-        view = views.debate_view(data.transcript or {})
+        view = debate_views.debate_view(data.transcript or {})
         view["run_id"] = view["run_id"] or data.run_id
         return view
     if data.kind == "task":

@@ -10,7 +10,7 @@ import pytest
 
 from freemad.agents.port import CallResult, CallStatus
 from freemad.cli.output import print_result
-from freemad.dashboard import views
+from freemad.dashboard import debate_views, viewdata, views
 from freemad.dashboard.render import render_index, render_run
 from freemad.dashboard.sources import Artifact, RunData
 from freemad.debate import run_debate
@@ -28,7 +28,7 @@ def transcript(real_runs: Runs) -> dict[str, Any]:
 
 
 def test_the_explainer_adds_up_to_each_answers_score(transcript: dict[str, Any]) -> None:
-    view = views.debate_view(transcript)
+    view = debate_views.debate_view(transcript)
     scores = transcript["scores"]
     assert [r["answer_id"] for r in view["ranking"]] == sorted(scores, key=lambda a: -scores[a])
     winner = view["ranking"][0]
@@ -36,7 +36,7 @@ def test_the_explainer_adds_up_to_each_answers_score(transcript: dict[str, Any])
     for row in view["ranking"]:
         expected = transcript["scores"][row["answer_id"]]
         assert float(row["explainer"][-1]["total"]) == pytest.approx(expected)
-        assert row["score"] == views.number(expected)
+        assert row["score"] == viewdata.number(expected)
     # One row of scores per round, one column per answer.
     assert len(view["score_table"]["rows"]) == len(transcript["transcript"])
     assert view["score_table"]["answers"] == [r["answer_id"] for r in view["ranking"]]
@@ -45,13 +45,13 @@ def test_the_explainer_adds_up_to_each_answers_score(transcript: dict[str, Any])
 def test_each_agent_shows_every_round_and_the_diff_when_it_changed(
     transcript: dict[str, Any],
 ) -> None:
-    view = views.debate_view(transcript)
+    view = debate_views.debate_view(transcript)
     rounds = len(transcript["transcript"])
     changed = 0
     for agent in view["agents"]:
         assert len(agent["turns"]) == rounds
         recorded = transcript["agents"][agent["name"]]
-        assert agent["tokens_in"] == views.number(recorded["tokens"]["input"])
+        assert agent["tokens_in"] == viewdata.number(recorded["tokens"]["input"])
         for turn in agent["turns"]:
             assert turn["duration_ms"] != "-" and turn["exit_status"] == "0"
             if turn["diff"]:
@@ -65,8 +65,8 @@ def test_each_agent_shows_every_round_and_the_diff_when_it_changed(
 def test_a_diff_is_cut_with_a_note() -> None:
     before = "\n".join(f"line {i}" for i in range(1000))
     after = "\n".join(f"line {i}!" for i in range(1000))
-    diff = views.diff_lines(before, after)
-    assert len(diff["lines"]) == views.DIFF_LINES and diff["cut"] > 0
+    diff = viewdata.diff_lines(before, after)
+    assert len(diff["lines"]) == viewdata.DIFF_LINES and diff["cut"] > 0
 
 
 def test_a_failed_debate_and_a_transcript_missing_everything_still_render() -> None:
@@ -90,7 +90,7 @@ def every_agent_failed() -> dict[str, Any]:
 
 def test_a_failed_debate_says_it_failed_and_why_and_claims_no_winner() -> None:
     transcript = every_agent_failed()
-    view = views.debate_view(transcript)
+    view = debate_views.debate_view(transcript)
     assert view["failed"] and view["winner"] is None
     assert view["failures"] == [
         {"round": "0", "agent": agent, "error": "not_logged_in: exit status 1: Please run /login"}
@@ -135,7 +135,7 @@ def test_pages_name_answers_by_the_ids_the_cli_and_the_comments_print(
     assert shown == set(transcript["scores"])  # both print the answer ids, in full
     for answer in shown:
         assert f"<code>{answer}</code>" in page
-    chart = views.debate_view(transcript)["chart"]
+    chart = debate_views.debate_view(transcript)["chart"]
     assert all(answer in chart for answer in shown)
     # No other naming scheme that the CLI and the comment would not know.
     assert not re.search(r"\bA[1-9]\b", page)
