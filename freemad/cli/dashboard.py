@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -10,7 +11,7 @@ from collections.abc import Callable
 
 import click
 
-from freemad.cli.options import F, config_option, listen_options, store_options
+from freemad.cli.options import F, listen_options, store_options
 from freemad.errors import FreemadError, UsageError
 
 GUNICORN_CONF = "python:freemad.dashboard.gunicorn_conf"
@@ -28,6 +29,7 @@ _SETTINGS = (
     "FREEMAD_DASHBOARD_TOKEN",
     "FREEMAD_DASHBOARD_TOKEN_FD",
     "FREEMAD_DASHBOARD_STREAMS_DIR",
+    "FREEMAD_DASHBOARD_CONFIGS",
 )
 
 
@@ -76,8 +78,9 @@ def _number(name: str, low: int, help: str, top: int = 65536) -> Callable[[F], F
 @click.option(
     "--allow-start",
     is_flag=True,
-    help="Let the pages start debates and plan tasks and steer tasks (POST /api/debates, "
-    "/api/tasks...; always with the server's config), and show the config at /config.html.",
+    help="Let the pages start debates and tasks and steer tasks and evolve runs (POST "
+    "/api/debates, /api/tasks..., /api/evolve/ID/VERB; always with one of the server's "
+    "configs), and show the configs at /config.html.",
 )
 @click.option(
     "--token-env",
@@ -86,11 +89,16 @@ def _number(name: str, low: int, help: str, top: int = 65536) -> Callable[[F], F
     show_default=True,
     help="Environment variable holding the token every POST must bear.",
 )
-@config_option(
-    "Config whose runs are served when no source is named, and that the debates --allow-start "
-    "starts use (default: FREEMAD_CONFIG, else one found from the current folder upward, else "
-    "built-in).",
-    short=False,
+@click.option(
+    "--config",
+    "config_paths",
+    metavar="FILE",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Config whose runs are served when no source is named, and that the runs "
+    "--allow-start starts use; repeat it to offer several, named in the start forms by their "
+    "file's stem, the first the default (default: FREEMAD_CONFIG, else one found from the "
+    "current folder upward, else built-in).",
 )
 def command(
     *,
@@ -107,7 +115,7 @@ def command(
     trusted_proxies: int | None,
     allow_start: bool,
     token_env: str,
-    config_path: str | None,
+    config_paths: tuple[str, ...],
 ) -> None:
     """Serve every debate, task and evolve run as a page that updates itself while it runs.
 
@@ -125,16 +133,17 @@ def command(
       freemad-dashboard
       freemad-dashboard --dir transcripts --task-store .freemad/tasks/tasks.db
       FREEMAD_DASHBOARD_TOKEN=$(openssl rand -hex 32) freemad-dashboard --dir transcripts --allow-start
+      freemad-dashboard --dir transcripts --allow-start --config fast.yaml --config thorough.yaml
     """
     from pathlib import Path
 
     from freemad.cli.loading import load_config
-    from freemad.config.discover import find_config, state_paths
+    from freemad.config.discover import state_paths
     from freemad.dashboard.capacity import MAX_PER_CLIENT, MAX_STREAMS, Caps, setting
-    from freemad.dashboard.handover import TOKEN_FD, token_pipe
     from freemad.dashboard.server import MAX_PROXIES, TRUSTED_PROXIES, create_app, stderr_warn
     from freemad.dashboard.sources import build_sources
 
+    config_path = config_paths[0] if config_paths else None
     # Nothing named: the runs of the config found from here, each read once it exists.
     say_missing = any((transcripts, task_store, evolve_store, state_dir))
     if not say_missing:
@@ -166,9 +175,7 @@ def command(
         )
     if allow_start and not transcripts:
         raise click.UsageError("--allow-start needs --dir: started debates are written there")
-    if config_path is None:  # FREEMAD_CONFIG, else one found from here, else the built-in
-        found = find_config(None).path
-        config_path = str(found) if found is not None else None
+    configs = _configs(config_paths)
     # Everything gunicorn's workers will do at boot, done once here so a mistake is one line.
     sources = build_sources(
         transcripts=transcripts,
@@ -193,7 +200,7 @@ def command(
         commit_url=commit_url,
         allow_start=allow_start,
         start_token=token,
-        config_path=config_path,
+        config_paths=configs,
         caps=caps,
         trusted_proxies=setting(env, TRUSTED_PROXIES, 0, 0, MAX_PROXIES),
     )
@@ -206,12 +213,13 @@ def command(
     if commit_url:
         env["FREEMAD_DASHBOARD_COMMIT_URL"] = commit_url
     if allow_start:
-        env["FREEMAD_DASHBOARD_ALLOW_START"] = "1"
-        env[TOKEN_FD] = str(token_pipe(token))
-        if config_path:
-            env["FREEMAD_CONFIG"] = str(Path(config_path).absolute())
+        env.update(_start_env(token, configs))
     env["FREEMAD_BIND"] = bind
-    mode = f"debates may be started with the token in ${token_env}" if allow_start else "read-only"
+    mode = (
+        f"runs may be started and steered with the token in ${token_env}"
+        if allow_start
+        else "read-only"
+    )
     click.echo(f"FREE-MAD dashboard on http://{bind}/ ({mode})")
     click.echo(caps.describe())
     argv = [sys.executable, "-m", "gunicorn", "--config", GUNICORN_CONF, WSGI_APP]
@@ -219,6 +227,32 @@ def command(
     sys.stderr.flush()
     # gunicorn becomes this process, so signals (SIGTERM, SIGHUP, SIGTTIN) reach its master.
     os.execve(sys.executable, argv, env)  # noqa: S606  # no shell: a fixed argv
+
+
+def _configs(given: tuple[str, ...]) -> list[str]:
+    """The configs runs start with, the first the default: those given, else FREEMAD_CONFIG,
+    else one found from the current folder upward; none for the built-in mock agents."""
+    from freemad.config.discover import find_config
+
+    if given:
+        return list(given)
+    found = find_config(None).path
+    return [str(found)] if found is not None else []
+
+
+def _start_env(token: str, configs: list[str]) -> dict[str, str]:
+    """What gunicorn's workers need to start runs: the flag, the pipe the token is read from,
+    and the configs (their paths absolute, as a JSON list; the first also as FREEMAD_CONFIG)."""
+    from freemad.dashboard.configs import config_path
+    from freemad.dashboard.handover import TOKEN_FD, token_pipe
+    from freemad.dashboard.server import CONFIGS
+
+    env = {"FREEMAD_DASHBOARD_ALLOW_START": "1", TOKEN_FD: str(token_pipe(token))}
+    if configs:
+        absolute = [config_path(c) or c for c in configs]
+        env["FREEMAD_CONFIG"] = absolute[0]
+        env[CONFIGS] = json.dumps(absolute)
+    return env
 
 
 def _caller_env(token_env: str | None, chosen: dict[str, int | None]) -> dict[str, str]:

@@ -128,6 +128,7 @@ def live_debate_view(live: Mapping[str, Any]) -> dict[str, Any]:
         "abandoned": status == "abandoned",
         "agents": [str(a) for a in as_list(live.get("agents"))],
         "rounds_planned": as_number(live.get("rounds_planned")),
+        "elapsed": number(live.get("elapsed_sec")),  # the debate's, where the view gives it
         "rounds": [
             {
                 "round": number(r.get("round")),

@@ -231,16 +231,17 @@ def render_run(
         canonical=_canonical(base_url, f"runs/{data.run_id}.html"),
         run_id=data.run_id,
         scripts=(),
-        controls=controls if data.kind == "task" else None,
+        controls=controls if data.kind in ("task", "evolve") else None,
         **{name: view},
     )
 
 
-def render_config(config: Mapping[str, Any], source: str | None) -> str:
-    """The live server's config, read-only (its secrets already hidden), at `config.html`."""
+def render_config(configs: Sequence[Mapping[str, Any]]) -> str:
+    """The live server's configs (`name`, `source`, `config`), read-only (their secrets already
+    hidden), at `config.html`; the first is the default."""
     import json
 
-    text = json.dumps(config, indent=2, ensure_ascii=False)
+    shown = [{**c, "text": json.dumps(c["config"], indent=2, ensure_ascii=False)} for c in configs]
     return _page(
         "config.html.j2",
         root="",
@@ -248,15 +249,14 @@ def render_config(config: Mapping[str, Any], source: str | None) -> str:
         canonical=None,
         run_id=None,
         scripts=(),
-        config=text,
-        source=source or "the built-in mock agents",
+        configs=shown,
     )
 
 
 def render_agents(
     table: Sequence[Mapping[str, Any]], *, live: bool = False, base_url: str | None = None
 ) -> str:
-    """Every agent across the debates (`agents.agents_table`); it lives at `agents.html`."""
+    """Every agent across the runs (debates, tasks, evolve) (`agents.agents_table`); it lives at `agents.html`."""
     return _agents_page("agents.html.j2", "agents.html", live, base_url, table=table)
 
 

@@ -2,10 +2,10 @@
 changes (Server-Sent Events) that makes open pages refresh themselves.
 
 Read-only unless asked: every method but GET and HEAD is refused (405). With `allow_start`, and
-only with a start token and a CSRF token, `POST /api/debates` starts a debate from the server's
-own config (the browser gives the requirement and its rounds, nothing else), and
-`freemad.dashboard.steering` starts and steers plan tasks and shows the config read-only; the
-pages then carry the forms. Nothing happens at import time;
+only with a start token and a CSRF token, `POST /api/debates` starts a debate from one of the
+server's own configs (the browser gives the requirement, its rounds and the config's short name,
+nothing else), and `freemad.dashboard.steering` starts and steers tasks, steers evolve runs and
+shows the configs read-only; the pages then carry the forms. Nothing happens at import time;
 `app_from_env()` is what gunicorn calls (`freemad-dashboard` sets the environment).
 
 `/events` is the stream of changes `freemad.dashboard.feed` polls, as many at once as
@@ -61,6 +61,7 @@ from freemad.dashboard.steering import Steering
 from freemad.errors import UsageError
 
 TRUSTED_PROXIES = "FREEMAD_DASHBOARD_TRUSTED_PROXIES"
+CONFIGS = "FREEMAD_DASHBOARD_CONFIGS"  # the configs runs start with, as a JSON list of paths
 MAX_PROXIES = 10
 PAGE_CACHE = 256
 MAX_BODY = 256 * 1024  # bytes of a POST body
@@ -93,6 +94,7 @@ def create_app(
     allow_start: bool = False,
     start_token: str | None = None,
     config_path: str | None = None,
+    config_paths: Sequence[str] = (),
     warn: Warn | None = None,
     caps: Caps | None = None,
     streams_dir: Path | None = None,
@@ -104,6 +106,7 @@ def create_app(
     threads), counted in `streams_dir` with the other processes that share it (default: a
     private folder). With `trusted_proxies`, that many proxies in front append to
     X-Forwarded-For and a client's address is taken from it; otherwise the header is ignored.
+    Runs start with `config_path`, or with one of `config_paths` (the first the default).
     """
     if not sources:
         raise UsageError("the dashboard needs at least one source")
@@ -127,7 +130,9 @@ def create_app(
         )
         if folder is None:
             raise UsageError("starting debates needs a transcripts folder to write them into")
-        starter = Starter(config_path, folder, start_token, say)
+        if config_path and config_paths:
+            raise UsageError("give config_path or config_paths, not both")
+        starter = Starter(list(config_paths) or [config_path], folder, start_token, say)
     if not 0 <= trusted_proxies <= MAX_PROXIES:
         raise UsageError(f"trusted_proxies must be from 0 to {MAX_PROXIES}")
     streams = Streams(caps or Caps.from_env({}), streams_dir)
@@ -196,12 +201,27 @@ def app_from_env(environ: Mapping[str, str] | None = None) -> Flask:
         heartbeat=_seconds(env, "FREEMAD_DASHBOARD_HEARTBEAT", 15.0),
         allow_start=env.get("FREEMAD_DASHBOARD_ALLOW_START", "").strip() == "1",
         start_token=token or None,
-        config_path=env.get("FREEMAD_CONFIG") or None,
+        config_paths=_config_paths(env),
         warn=warn,
         caps=Caps.from_env(env),
         streams_dir=Path(env[STREAMS_DIR]) if env.get(STREAMS_DIR) else None,
         trusted_proxies=setting(env, TRUSTED_PROXIES, 0, 0, MAX_PROXIES),
     )
+
+
+def _config_paths(env: Mapping[str, str]) -> list[str]:
+    """The configs runs start with: FREEMAD_DASHBOARD_CONFIGS (a JSON list of paths, the first
+    the default), else FREEMAD_CONFIG (one)."""
+    given = env.get(CONFIGS, "").strip()
+    if not given:
+        return [env["FREEMAD_CONFIG"]] if env.get("FREEMAD_CONFIG") else []
+    try:
+        paths = json.loads(given)
+    except ValueError:
+        paths = None
+    if not isinstance(paths, list) or not paths or not all(isinstance(p, str) and p for p in paths):
+        raise UsageError(f"{CONFIGS} must be a JSON list of config paths")
+    return paths
 
 
 def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
@@ -259,11 +279,11 @@ class _Dashboard:
         self.views = _Lru(32)  # /api/runs/<id> bodies (a task's carry its artifacts)
         self.summaries = _Lru(4096)  # /api/tasks and /api/evolve rows
         self.index_facts = IndexFacts()  # the index's outcome, duration and agents of each run
-        self.agent_records = agent_records()  # what each debate's agents did, for /agents
+        self.agent_records = agent_records()  # what each run's agents did, for /agents
         self.steering: Steering | None = None  # with --allow-start: the forms and their POSTs
 
-    def controls(self) -> dict[str, Any] | None:
-        return None if self.steering is None else self.steering.controls()
+    def controls(self, run: Run | None = None) -> dict[str, Any] | None:
+        return None if self.steering is None else self.steering.controls(run)
 
     # reading runs
 
@@ -295,16 +315,19 @@ class _Dashboard:
     def run_page(self, run_id: str) -> Response:
         run = self.find(run_id)
         key = (run.run_id, run.fingerprint)
-        page = self.pages.get(key)
+        # A debate in flight is rendered afresh: its elapsed times move between its events.
+        live = run.kind == "debate" and run.status == "running"
+        page = None if live else self.pages.get(key)
         if page is None:
             data = self.load(run)
             try:
                 page = render_run(
-                    data, commit_url=self.commit_url, live=True, controls=self.controls()
+                    data, commit_url=self.commit_url, live=True, controls=self.controls(run)
                 )
             except _VIEW_ERRORS as exc:
                 raise _cannot_show(run, exc) from None
-            self.pages.put(key, page)
+            if not live:
+                self.pages.put(key, page)
         return answers.html(page)
 
     def agents(self) -> Response:
@@ -318,8 +341,7 @@ class _Dashboard:
         raise Problem(404, f"no agent {slug}")
 
     def _agents_table(self) -> list[dict[str, Any]]:
-        debates = [run for run in self.runs() if run.kind == "debate"]
-        return agents_table(self.agent_records.of(debates))
+        return agents_table(self.agent_records.of(self.runs()))
 
     def api_runs(self) -> Response:
         kind, status = request.args.get("kind"), request.args.get("status")

@@ -132,8 +132,8 @@ def build_site(
     _write(folder / ".nojekyll", "")  # Pages serves the files as they are
     records = agent_records()
     records.import_(caches.get("agents"))
-    debates = [run for run in runs if run.kind == "debate" and run.run_id in manifest["runs"]]
-    _write_agents(folder, agents_table(records.of(debates)), base_url)
+    listed = [run for run in runs if run.run_id in manifest["runs"]]
+    _write_agents(folder, agents_table(records.of(listed)), base_url)
     for n, source in enumerate(sources):
         if isinstance(source, TranscriptDir):
             manifest["caches"][f"{n}:{source.path}"] = source.export_cache()

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from freemad.dashboard.agents import debate_record
+from freemad.dashboard.agents import run_record
 from freemad.dashboard.records import (
     Artifact,
     Change,
@@ -346,17 +346,14 @@ class IndexFacts(RunMemo):
 
 
 def agent_records() -> RunMemo:
-    """Each debate's `debate_record` (what its agents did), read once per fingerprint: what the
-    agents pages add up. Give it debates only; one that cannot be read adds nothing."""
+    """Each run's `run_record` (what its agents did), read once per fingerprint: what the agents
+    pages add up. A run that cannot be read adds nothing."""
     return RunMemo(_agent_record)
 
 
 def _agent_record(run: Run) -> dict[str, Any]:
     try:
-        data = run.load()
-        if data.transcript is None:  # a debate in flight: counted once it has finished
-            return {}
-        return debate_record(data.transcript, run.run_id, run.started)
+        return run_record(run.load(), run.started)  # a debate in flight: nothing until it ends
     except _FACT_ERRORS:
         return {}
 

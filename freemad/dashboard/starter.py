@@ -1,7 +1,9 @@
 """Starting a debate from the browser: only behind a flag, a token and a CSRF check, and only ever
-with the server's own config (the browser gives the requirement and, at most the config's, its
-rounds; nothing else). The same token and CSRF check guard every POST (`Starter.refused`), and
-the same processes run a task's agent work (`Starter.launch`, `freemad.dashboard.steering`).
+with one of the server's own configs (the browser gives the requirement, at most the config's
+rounds, and the config's short name: `freemad.dashboard.configs`; nothing else). The same token
+and CSRF check guard every POST (`Starter.refused`), and the same processes run a task's or an
+evolve run's agent work (`Starter.launch`, `freemad.dashboard.steering`,
+`freemad.dashboard.evolve_steering`).
 
 Each debate runs in a process of its own (`python -m freemad.dashboard.starter`, watched by a
 thread): its event loop then runs in a main thread, as the runtime expects, and a debate that
@@ -21,13 +23,14 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from flask import Response, jsonify, request
 
 from freemad.dashboard.answers import Problem, Warn, json_error, reason
+from freemad.dashboard.configs import ServerConfigs
 from freemad.errors import FreemadError
 from freemad.sandbox.process import freemad_secret
 
@@ -64,7 +67,8 @@ def start_config(config_path: str | None, folder: Path) -> FreemadConfig:
 
 
 class Starter:
-    """`GET /api/csrf` and `POST /api/debates`: a requirement in, a debate of the server's config.
+    """`GET /api/csrf` and `POST /api/debates`: a requirement in, a debate of one of the server's
+    configs (the first unless the body names another).
 
     Each debate runs in a process of its own (`python -m freemad.dashboard.starter`, watched by
     a thread): a debate's event loop then runs in a main thread, as the runtime expects (its
@@ -73,15 +77,19 @@ class Starter:
     take a web worker with it.
     """
 
-    def __init__(self, config_path: str | None, folder: Path, token: str, warn: Warn) -> None:
-        self.config_path = str(Path(config_path).absolute()) if config_path else None
+    def __init__(
+        self, config_paths: Sequence[str | None], folder: Path, token: str, warn: Warn
+    ) -> None:
+        self.configs = ServerConfigs(config_paths)
+        self.config_path = self.configs.default.path
         self.folder = folder.absolute()
-        self.config = start_config(self.config_path, self.folder)  # a bad config fails here
+        # Each config as a debate would start with it: a bad one fails here, not on a request.
+        self.loaded = {c.name: start_config(c.path, self.folder) for c in self.configs}
+        self.config = self.loaded[self.configs.default.name]
         self.token = token.encode("utf-8")
         self.warn = warn
         self.slots = threading.BoundedSemaphore(MAX_RUNNING)
         self._threads: set[threading.Thread] = set()
-        self.limit = min(MAX_REQUIREMENT, self.config.security.max_requirement_size)
 
     def csrf(self) -> Response:
         value = request.cookies.get(CSRF_COOKIE, "")
@@ -115,14 +123,23 @@ class Starter:
         if refused is not None:
             return refused
         body = request.get_json(silent=True)
-        requirement = self._requirement(body)
+        if not isinstance(body, dict):
+            _refuse('send a JSON object: {"requirement": "..."}')
+        extra = sorted(str(k) for k in body if k not in ("requirement", "rounds", "config"))
+        if extra:
+            _refuse(
+                f"only requirement, rounds and config may be given, not {', '.join(extra)[:200]}"
+            )
+        chosen = self.configs.chosen(body)
+        config = self.loaded[chosen.name]
+        requirement = _requirement(body, config)
         run_id = uuid.uuid4().hex
         order = {
             "kind": "debate",
             "requirement": requirement,
-            "rounds": self._rounds(body),
+            "rounds": _rounds(body, config),
             "run_id": run_id,
-            "config_path": self.config_path,
+            "config_path": chosen.path,
             "folder": str(self.folder),
         }
         return self.launch(order) or (jsonify({"started": True, "run_id": run_id}), 202)
@@ -143,33 +160,6 @@ class Starter:
             self.slots.release()
             raise
         return None
-
-    def _requirement(self, body: Any) -> str:
-        from freemad.debate import check_requirement
-
-        if not isinstance(body, dict):
-            _refuse('send a JSON object: {"requirement": "..."}')
-        extra = sorted(str(k) for k in body if k not in ("requirement", "rounds"))
-        if extra:
-            _refuse(f"only requirement and rounds may be given, not {', '.join(extra)[:200]}")
-        requirement = body.get("requirement")
-        if not isinstance(requirement, str):
-            _refuse("requirement must be a string")
-        if len(requirement) > self.limit:
-            _refuse(f"the requirement has {len(requirement)} characters; at most {self.limit}")
-        try:
-            return check_requirement(requirement, self.config)
-        except FreemadError as exc:
-            _refuse(exc.one_line())
-
-    def _rounds(self, body: Any) -> int | None:
-        """The rounds asked for, from 0 to the config's own (None: the config's)."""
-        rounds, most = body.get("rounds"), self.config.debate.rounds
-        if rounds is None:
-            return None
-        if isinstance(rounds, bool) or not isinstance(rounds, int) or not 0 <= rounds <= most:
-            _refuse(f"rounds must be a whole number from 0 to {most} (the config's)")
-        return rounds
 
     def _run(self, order: dict[str, Any]) -> None:
         run_id, what = order["run_id"], order["kind"]
@@ -202,14 +192,18 @@ class Starter:
 
 
 def main() -> int:
-    """One run started over HTTP, its order as JSON on stdin: a debate (`debate_main`) or a
-    task's steps (`freemad.dashboard.steering.task_main`). Errors are one line on stderr."""
+    """One run started over HTTP, its order as JSON on stdin: a debate (`debate_main`), a
+    task's steps (`freemad.dashboard.steering.task_main`) or an evolve run's
+    (`freemad.dashboard.evolve_steering.evolve_main`). Errors are one line on stderr."""
+    from freemad.dashboard.evolve_steering import evolve_main
     from freemad.dashboard.steering import task_main
 
     try:
         order = json.loads(sys.stdin.read())
         if order["kind"] == "task":
             task_main(order)
+        elif order["kind"] == "evolve":
+            evolve_main(order)
         else:
             debate_main(order)
     except FreemadError as exc:
@@ -242,6 +236,31 @@ def debate_main(order: dict[str, Any]) -> None:
             adapters=ADAPTERS,
         )
         write_transcript(result, config.output, redactor)
+
+
+def _requirement(body: dict[str, Any], config: FreemadConfig) -> str:
+    from freemad.debate import check_requirement
+
+    requirement = body.get("requirement")
+    if not isinstance(requirement, str):
+        _refuse("requirement must be a string")
+    limit = min(MAX_REQUIREMENT, config.security.max_requirement_size)
+    if len(requirement) > limit:
+        _refuse(f"the requirement has {len(requirement)} characters; at most {limit}")
+    try:
+        return check_requirement(requirement, config)
+    except FreemadError as exc:
+        _refuse(exc.one_line())
+
+
+def _rounds(body: dict[str, Any], config: FreemadConfig) -> int | None:
+    """The rounds asked for, from 0 to the config's own (None: the config's)."""
+    rounds, most = body.get("rounds"), config.debate.rounds
+    if rounds is None:
+        return None
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or not 0 <= rounds <= most:
+        _refuse(f"rounds must be a whole number from 0 to {most} (the config's)")
+    return rounds
 
 
 def _refuse(message: str) -> NoReturn:

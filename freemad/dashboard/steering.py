@@ -1,13 +1,15 @@
-"""Tasks started and steered from the browser, and the server's config shown read-only: only
-with `--allow-start`, and every POST behind the start token and the CSRF check of
-`freemad.dashboard.starter` (`Starter.refused`).
+"""Tasks started and steered from the browser: only with `--allow-start`, and every POST behind
+the start token and the CSRF check of `freemad.dashboard.starter` (`Starter.refused`).
 
-The browser names a verb and gives text, never a command, a path or a config: a task runs with
-the server's config, in the task store the dashboard reads, in the folder the server was started
-in. Steps that call no agent (an answer recorded, a stage approved or rejected, a pause) are
-appended here, so a refusal is an answer (409 with the runner's one line); the agent work that
-follows (a task started, carried on after an answer, resumed) runs in a process of its own
-(`Starter.launch`), which the start token and FREE-MAD's credentials do not reach.
+The browser names a verb and gives text, never a command, a path or a config (at most one of the
+server's configs by its short name, `freemad.dashboard.configs`): a task runs with that config, in
+its task store if the dashboard reads it, in the folder the server was started in (a code task on
+a branch of its own, and only when that folder is in a git repository). Steps that call no agent
+(an answer recorded, a stage approved or rejected, a pause) are appended here, so a refusal is an
+answer (409 with the runner's one line); the agent work that follows (a task started, carried on
+after an answer, resumed) runs in a process of its own (`Starter.launch`), which the start token
+and FREE-MAD's credentials do not reach. Evolve runs are steered the same way
+(`freemad.dashboard.evolve_steering`).
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from flask import Flask, Response, jsonify, request
 
-from freemad.dashboard.answers import Problem, html
-from freemad.dashboard.render import render_config
+from freemad.dashboard.answers import Problem
+from freemad.dashboard.configs import ConfigPages
+from freemad.dashboard.evolve_steering import EvolveSteering
+from freemad.dashboard.records import Run
 from freemad.dashboard.sources import RUN_ID, Source
 from freemad.dashboard.starter import Starter
 from freemad.errors import FreemadError
@@ -40,7 +44,6 @@ VERBS: dict[str, tuple[str, ...]] = {
     "pause": (),
     "resume": (),
 }
-REDACTED = "[redacted]"
 
 
 def server_config(config_path: str | None) -> FreemadConfig:
@@ -79,10 +82,11 @@ def task_runner(config_path: str | None, store: str, *, run: bool) -> Iterator[T
 
 def task_main(order: dict[str, Any]) -> None:
     """A task's agent work, in a process of its own (`freemad.dashboard.starter.main`): `start`
-    a plan task, carry one on after an answer (`advance`), or `resume` it."""
+    a plan or code task, carry one on after an answer (`advance`), or `resume` it."""
     with task_runner(order["config_path"], order["store"], run=True) as runner:
         if order["verb"] == "start":
-            runner.start("plan", order["goal"], order["root"], task_id=order["run_id"])
+            kind = order.get("task_type", "plan")
+            runner.start(kind, order["goal"], order["root"], task_id=order["run_id"])
         elif order["verb"] == "advance":
             runner.advance(order["run_id"])
         else:
@@ -90,48 +94,48 @@ def task_main(order: dict[str, Any]) -> None:
 
 
 class Steering:
-    """`POST /api/tasks` (a plan task's goal), `POST /api/tasks/<id>/<verb>`, `/config.html`,
-    `/api/config` and `/api/config/schema`."""
+    """`POST /api/tasks` (a plan or code task's goal), `POST /api/tasks/<id>/<verb>`, the
+    evolve runs' steps (`EvolveSteering`) and the configs' pages (`ConfigPages`)."""
 
     def __init__(self, starter: Starter, sources: Sequence[Source]) -> None:
         self.starter = starter
-        self.config = server_config(starter.config_path)
-        wanted = Path(self.config.task.store_path).absolute()
-        # Tasks are started only into a task store this dashboard shows.
-        self.store = next((str(wanted) for s in sources if Path(s.path).absolute() == wanted), None)
-        self.root = str(Path.cwd())  # a plan task's workspace: where the server was started
+        self.configs = starter.configs
+        self.loaded = {c.name: server_config(c.path) for c in self.configs}
+        shown = {Path(s.path).absolute() for s in sources}
+        # Tasks are started only into a task store this dashboard shows: each config's, if so.
+        self.task_stores: dict[str, str] = {}
+        for named in self.configs:
+            wanted = Path(self.loaded[named.name].task.store_path).absolute()
+            if wanted in shown:
+                self.task_stores[named.name] = str(wanted)
+        self.root = str(Path.cwd())  # a task's workspace: where the server was started
+        self.code_problem = code_problem(Path(self.root))
+        self.evolve = EvolveSteering(starter, sources, [c.path for c in self.configs])
+        self.pages = ConfigPages(self.configs, self.loaded)
 
     def register(self, app: Flask) -> None:
-        app.add_url_rule("/config.html", view_func=self.config_page, methods=["GET"])
-        app.add_url_rule("/api/config", view_func=self.api_config, methods=["GET"])
-        app.add_url_rule("/api/config/schema", view_func=self.api_schema, methods=["GET"])
-        if self.store is not None:
+        self.pages.register(app)
+        if self.task_stores:
             app.add_url_rule("/api/tasks", view_func=self.start_task, methods=["POST"])
             app.add_url_rule("/api/tasks/<task_id>/<verb>", view_func=self.steer, methods=["POST"])
+        self.evolve.register(app)
 
-    def controls(self) -> dict[str, Any]:
-        """What the pages' forms offer (nothing secret: the token is the reader's to give)."""
-        return {"rounds": self.config.debate.rounds, "tasks": self.store is not None}
-
-    # the config, read-only
-
-    def shown_config(self) -> dict[str, Any]:
-        from freemad.redact import Redactor
-
-        data = self.config.model_dump(mode="json")
-        shown: dict[str, Any] = _redacted(Redactor(self.config.security.redact_patterns).data(data))
-        return shown
-
-    def config_page(self) -> Response:
-        return html(render_config(self.shown_config(), self.starter.config_path))
-
-    def api_config(self) -> Response:
-        return jsonify({"config": self.shown_config(), "schema": "/api/config/schema"})
-
-    def api_schema(self) -> Response:
-        from freemad.config.models import json_schema
-
-        return jsonify(json_schema())
+    def controls(self, run: Run | None = None) -> dict[str, Any]:
+        """What the pages' forms offer (nothing secret: the token is the reader's to give); on
+        `run`'s page, whether it may be steered here."""
+        rounds = {c.name: self.starter.loaded[c.name].debate.rounds for c in self.configs}
+        configs = [
+            {"name": c.name, "rounds": rounds[c.name], "tasks": c.name in self.task_stores}
+            for c in self.configs
+        ]
+        return {
+            "rounds": self.starter.config.debate.rounds,
+            "most_rounds": max(rounds.values()),
+            "configs": configs,
+            "tasks": bool(self.task_stores),
+            "code": self.code_problem is None,
+            "evolve": run is not None and run.kind == "evolve" and self.evolve.steers(run.origin),
+        }
 
     # tasks
 
@@ -139,16 +143,22 @@ class Steering:
         refused = self.starter.refused()
         if refused is not None:
             return refused
-        body = _body(("goal",), optional=("task_type",))
-        if body.get("task_type", "plan") != "plan":
-            _refuse(
-                "only plan tasks start here: a code task needs a repository checkout, which "
-                "the dashboard does not choose (use `freemad task start --task-type code`)"
-            )
-        goal = _text(body, "goal", MAX_TEXT)
+        body = json_body(("goal",), optional=("task_type", "config"))
+        task_type = body.get("task_type", "plan")
+        if task_type not in ("plan", "code"):
+            _refuse("task_type must be plan or code")
+        if task_type == "code" and self.code_problem is not None:
+            _refuse(self.code_problem)
+        goal = text_field(body, "goal", MAX_TEXT)
         if not goal.strip():
             _refuse("the goal is empty")
-        return self._launch("start", Steering._new_id(), goal=goal, root=self.root)
+        chosen = self.configs.chosen(body)
+        store = self.task_stores.get(chosen.name)
+        if store is None:
+            _refuse(f"config {chosen.name} keeps its tasks in a store this dashboard does not show")
+        _check_roles(task_type, self.loaded[chosen.name])
+        more = {"goal": goal, "root": self.root, "task_type": task_type}
+        return self._launch("start", Steering._new_id(), chosen.path, store, **more)
 
     def steer(self, task_id: str, verb: str) -> tuple[Response, int]:
         refused = self.starter.refused()
@@ -158,12 +168,10 @@ class Steering:
             raise Problem(404, f"no verb {verb[:40]!r}; one of {', '.join(VERBS)}")
         if not RUN_ID.fullmatch(task_id):
             _refuse("not a task id")
-        body = _body(VERBS[verb])
-        given = {k: _stage(body) if k == "stage" else _text(body, k, MAX_TEXT) for k in body}
-        assert self.store is not None
-        if not Path(self.store).is_file():  # never made by a step
-            raise Problem(404, f"no task {task_id}")
-        with task_runner(self.starter.config_path, self.store, run=False) as runner:
+        body = json_body(VERBS[verb])
+        given = {k: _stage(body) if k == "stage" else text_field(body, k, MAX_TEXT) for k in body}
+        config_path, store = self._store_of(task_id)
+        with task_runner(config_path, store, run=False) as runner:
             try:
                 state = runner.state(task_id)  # a task of this store
                 if verb == "answer":
@@ -179,16 +187,36 @@ class Steering:
             except FreemadError as exc:
                 raise Problem(409, exc.one_line()) from None
         if verb in ("answer", "resume"):  # the agents go on, away from this worker
-            return self._launch("advance" if verb == "answer" else "resume", task_id)
+            then = "advance" if verb == "answer" else "resume"
+            return self._launch(then, task_id, config_path, store)
         return jsonify({"done": verb, "run_id": task_id}), 200
 
-    def _launch(self, verb: str, run_id: str, **more: str) -> tuple[Response, int]:
+    def _store_of(self, task_id: str) -> tuple[str | None, str]:
+        """The config and task store of `task_id` (the first config that keeps its tasks in
+        that store); 404 when no store of ours holds it."""
+        from freemad.store.reader import StoreReader
+
+        for named in self.configs:
+            store = self.task_stores.get(named.name)
+            if store is None or not Path(store).is_file():  # never made by a step
+                continue
+            try:
+                listed = StoreReader(store).runs(("task",))
+            except FreemadError as exc:
+                raise Problem(503, f"the task store cannot be read: {exc.one_line()}") from None
+            if any(i.row.run_id == task_id for i in listed):
+                return named.path, store
+        raise Problem(404, f"no task {task_id}")
+
+    def _launch(
+        self, verb: str, run_id: str, config_path: str | None, store: str, **more: str
+    ) -> tuple[Response, int]:
         order = {
             "kind": "task",
             "verb": verb,
             "run_id": run_id,
-            "config_path": self.starter.config_path,
-            "store": self.store,
+            "config_path": config_path,
+            "store": store,
             **more,
         }
         return self.starter.launch(order) or (jsonify({"started": verb, "run_id": run_id}), 202)
@@ -200,20 +228,33 @@ class Steering:
         return uuid.uuid4().hex[:16]
 
 
-def _redacted(value: Any, key: str = "") -> Any:
-    """The config's data with every text under a key named like a credential hidden."""
-    from freemad.sandbox.process import looks_secret
+def code_problem(root: Path) -> str | None:
+    """Why a code task cannot start from the browser, or None: it needs the server to have
+    been started in a git checkout, where it works on a branch and worktree of its own (as
+    `freemad task start --task-type code` does from there); elsewhere it would edit in place."""
+    from freemad.workspace.git import open_checkout
 
-    if isinstance(value, str) and value and looks_secret(key.replace("-", "_")):
-        return REDACTED
-    if isinstance(value, dict):
-        return {k: _redacted(v, str(k)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redacted(v) for v in value]
-    return value
+    try:
+        open_checkout(root).close()
+    except FreemadError:
+        return (
+            "a code task needs the dashboard to be started in a git repository (it works on a "
+            "branch of its own there); this one was not"
+        )
+    return None
 
 
-def _body(fields: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict[str, Any]:
+def _check_roles(task_type: str, config: FreemadConfig) -> None:
+    """A config whose agents cannot fill the task's roles is refused now, not in its process."""
+    from freemad.core.tasks import RoleError, assign_roles
+
+    try:
+        assign_roles(task_type, {a.id: a.roles for a in config.enabled_agents})
+    except RoleError as exc:
+        _refuse(f"the config's agents cannot run a {task_type} task: {exc}")
+
+
+def json_body(fields: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict[str, Any]:
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
         _refuse("send a JSON object")
@@ -226,7 +267,7 @@ def _body(fields: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict[str, 
     return body
 
 
-def _text(body: dict[str, Any], name: str, limit: int) -> str:
+def text_field(body: dict[str, Any], name: str, limit: int) -> str:
     value = body.get(name)
     if not isinstance(value, str):
         _refuse(f"{name} must be a string")
@@ -236,7 +277,7 @@ def _text(body: dict[str, Any], name: str, limit: int) -> str:
 
 
 def _stage(body: dict[str, Any]) -> str:
-    stage = _text(body, "stage", MAX_STAGE)
+    stage = text_field(body, "stage", MAX_STAGE)
     if not stage.replace("_", "").isalnum():
         _refuse("not a stage name")
     return stage

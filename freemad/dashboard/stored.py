@@ -1,12 +1,15 @@
 """Runs kept by the runtimes: task and evolve stores (SQLite), and a checkout of the GitHub state
 branch. Stores are read through `freemad.store.StoreReader` (read-only: a dashboard never
 migrates, creates or locks a store a runtime is writing), checkouts through
-`freemad.store.run_folders`; debates the GitHub router keeps in a store count too.
+`freemad.store.run_folders`; debates the GitHub router keeps in a store count too, and one it is
+running shows live, as a journal's does (`freemad.debate.live_store`), or abandoned once its
+process is gone.
 """
 
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,7 +25,8 @@ from freemad.dashboard.records import (
     file_reader,
     read_json,
 )
-from freemad.store import RUN_ID, RunRow, StoreError, StoreReader
+from freemad.debate.live_store import FINISHED, RUNNING, runner_gone_at, stored_debate
+from freemad.store import RUN_ID, RunRow, StoredEvent, StoreError, StoreReader
 from freemad.store.artifacts import artifact_id
 from freemad.store.run_folders import (
     ARTIFACTS,
@@ -56,11 +60,14 @@ class StoreSource:
             raise SourceError(exc.message) from None
 
     def runs(self) -> list[Run]:
-        listed = self._reader.runs(KINDS)
-        return [self._run(i.row, i.last_seq) for i in listed if RUN_ID.fullmatch(i.row.run_id)]
+        listed, now = self._reader.runs(KINDS), time.time()
+        return [self._run(i.row, i.last_seq, now) for i in listed if RUN_ID.fullmatch(i.row.run_id)]
 
-    def _run(self, row: RunRow, last_seq: int | None) -> Run:
+    def _run(self, row: RunRow, last_seq: int | None, now: float) -> Run:
         run_id, kind, status, updated = row.run_id, row.kind, row.status, row.updated_at
+        went = runner_gone_at(row, now) if kind == "debate" else None
+        if went is not None:  # a debate whose process died: no longer "running"
+            status, updated = "abandoned", max(updated, went)
         return Run(
             kind,
             run_id,
@@ -75,6 +82,10 @@ class StoreSource:
 
     def load(self, run_id: str, kind: str, status: str) -> RunData:
         stored = self._reader.events(run_id)
+        if kind == "debate":
+            live = self._in_flight(run_id, stored)
+            if live is not None:
+                return live
         refs = self._reader.artifacts(run_id)
         events = [(event.kind, event.data) for event in stored]
         times = [event.time for event in stored]
@@ -85,13 +96,39 @@ class StoreSource:
         ]
         return _run_data(kind, run_id, events, times, status, artifacts)
 
+    def _in_flight(self, run_id: str, stored: list[StoredEvent]) -> RunData | None:
+        """A debate the GitHub router is running (or whose process died running it): the rounds
+        so far, as a journal's; None once it has finished."""
+        if any(event.kind == FINISHED for event in stored):
+            return None
+        row = self._reader.run(run_id)
+        if row is None or row.status not in RUNNING:
+            return None
+        now = time.time()
+        debate = stored_debate(row, stored, now)
+        if debate is None:
+            return None
+        return RunData("debate", run_id, status=debate.status, live=debate.view(now))
+
     def changes(self, since: float) -> list[Change]:
         appended = self._reader.appended_since(since, KINDS)
-        return [
+        found = [
             Change(a.time, a.run_kind, a.run_id, a.seq, a.kind)
             for a in appended
             if RUN_ID.fullmatch(a.run_id)
         ]
+        return found + self._gone_since(since)
+
+    def _gone_since(self, since: float) -> list[Change]:
+        """Debates found abandoned since `since`: their process died, and appends nothing more."""
+        now, gone = time.time(), []
+        for listed in self._reader.runs(("debate",)):
+            row = listed.row
+            went = runner_gone_at(row, now) if RUN_ID.fullmatch(row.run_id) else None
+            if went is not None and went >= since:
+                seq = -1 if listed.last_seq is None else listed.last_seq
+                gone.append(Change(went, "debate", row.run_id, seq + 1, "abandoned"))
+        return gone
 
 
 def _run_data(
@@ -103,7 +140,7 @@ def _run_data(
     artifacts: Sequence[Artifact],
 ) -> RunData:
     if kind == "debate":
-        finished = next((d for k, d in events if k == "debate_finished"), {})
+        finished = next((d for k, d in events if k == FINISHED), {})
         transcript = finished.get("transcript")
         return RunData(
             kind,

@@ -8,8 +8,10 @@ transcript is written, and the dashboard shows that instead. A process killed mi
 them behind; `read_journal` tells such a run from a running one (its process is gone from this
 host, or its heartbeat stopped) so that a page never says "running" for ever.
 
-`read_journal` is the one reader of the format: it folds the lines into a `LiveDebate` (the rounds
-so far, each agent's state in them, the scores after each round).
+`fold` is the one reader of the format: it folds the lines into a `LiveDebate` (the rounds so
+far, each agent's state in them, the scores after each round); `read_journal` reads a journal file
+with it, and `freemad.debate.live_store` the same lines kept as a store's events (the debates the
+GitHub Action and bot run).
 """
 
 from __future__ import annotations
@@ -36,6 +38,22 @@ MAX_JOURNAL_BYTES = 8 * 1024 * 1024  # a reader reads no more of a journal than 
 
 def running_dir(transcript_dir: str | Path) -> Path:
     return Path(transcript_dir) / RUNNING_DIR
+
+
+def journal_line(event: Event, redactor: Redactor) -> dict[str, Any]:
+    """One event as a journal keeps it (a line of the file, or a store event's data): redacted."""
+    return {
+        "seq": event.seq,
+        "time": event.time,
+        "kind": event.kind,
+        "data": redactor.data(event.data),
+    }
+
+
+def writer(heartbeat: float) -> dict[str, Any]:
+    """Who writes a journal, for a reader to tell whether it still does: this process, this host,
+    and how often it beats."""
+    return {"pid": os.getpid(), "host": socket.gethostname(), "heartbeat_sec": heartbeat}
 
 
 class LiveJournal:
@@ -66,13 +84,7 @@ class LiveJournal:
         if self.broken is not None:
             return
         try:
-            line = {
-                "seq": event.seq,
-                "time": event.time,
-                "kind": event.kind,
-                "data": self.redactor.data(event.data),
-            }
-            text = json.dumps(line, default=str) + "\n"
+            text = json.dumps(journal_line(event, self.redactor), default=str) + "\n"
             if self._handle is None:
                 self._open(event.run_id, text)
             else:
@@ -88,7 +100,7 @@ class LiveJournal:
         self.path = self.folder / f"{run_id}.jsonl"
         self.alive = self.folder / f"{run_id}.alive"
         self._writing = self.folder / f".{run_id}.jsonl.tmp"
-        who = {"pid": os.getpid(), "host": socket.gethostname(), "heartbeat_sec": self.heartbeat}
+        who = writer(self.heartbeat)
         for attempt in range(3):
             self.folder.mkdir(parents=True, exist_ok=True)
             try:
@@ -188,9 +200,13 @@ class LiveDebate:
                 "answer_id": a.answer_id,
             }
 
+        # An abandoned debate's clock stopped with its last sign of life.
+        end = self.updated if self.status == "abandoned" else now
+        elapsed = end - self.started if self.started is not None and end is not None else None
         return {
             "run_id": self.run_id,
             "status": self.status,
+            "elapsed_sec": round(max(elapsed, 0.0), 1) if elapsed is not None else None,
             "requirement": self.requirement,
             "agents": list(self.agents),
             "rounds_planned": self.rounds_planned,
@@ -330,17 +346,22 @@ def read_journal(path: Path, now: float | None = None) -> LiveDebate | None:
 
 
 def _gone_at(heartbeat: Path, now: float) -> float | None:
-    """None while the writer is alive (its heartbeat fresh and, on this host, its process there);
-    else about when it went."""
+    """When the journal's writer went (None while it is alive), by its heartbeat file."""
     try:
         touched = heartbeat.stat().st_mtime
         who = json.loads(heartbeat.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return now
+    return gone_at(who, touched, now, STALE_AFTER)
+
+
+def gone_at(who: Any, touched: float, now: float, stale_after: float) -> float | None:
+    """None while a journal's writer (`who`, as `writer` said it) is alive: its heartbeat, last
+    at `touched`, fresh and, on this host, its process there; else about when it went."""
     if not isinstance(who, dict):
         return now
-    if now - touched > STALE_AFTER:
-        return touched + STALE_AFTER
+    if now - touched > stale_after:
+        return touched + stale_after
     pid, beat = who.get("pid"), _number(who.get("heartbeat_sec")) or HEARTBEAT
     if who.get("host") == socket.gethostname() and isinstance(pid, int) and pid > 0:
         try:

@@ -8,6 +8,11 @@ folder per run in the layout of `freemad.store.run_folders` (which also parses i
 Commits are built with plumbing (a temporary index, commit-tree) on the remote tip just fetched,
 never touching the clone's working tree, index, HEAD or branches, and pushed fast-forward only. A
 rejected push means another job pushed first: fetch, redo the append on the new tip, push again.
+
+A debate's progress events (kept in the store while it runs, for a dashboard reading the store to
+show it live: `freemad.debate.live_store`) are not saved: its folder holds what it did before,
+the run and its `debate_finished` transcript. A job saves after the debate ended, so a run on the
+branch is never one still running.
 """
 
 from __future__ import annotations
@@ -18,11 +23,12 @@ import tempfile
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import git
 
+from freemad.debate.live_store import PROGRESS
 from freemad.errors import FreemadError
 from freemad.store.artifacts import sha256_hex
 from freemad.store.port import RUN_ID, Store, StoredEvent, UnknownRun
@@ -203,7 +209,7 @@ class StateBranch:
             if row is None:
                 raise UnknownRun(f"unknown run {run_id} in the local store: nothing to save")
             old = existing.get(run_id)
-            events = store.events(run_id)
+            events = published(store.events(run_id))
             had = old.events if old else []
             _check_agree(run_id, had, events, self.where, saving=True)
             added = b"".join(map(event_line, events[len(had) :]))  # lines are only added
@@ -258,6 +264,16 @@ class StateBranch:
                 return False
             raise StateError(f"the push to {self.where} was refused: {line.split(chr(9))[-1]}")
         raise StateError(f"cannot push to {self.where}: {_last_line(err)}")
+
+
+def published(events: list[StoredEvent]) -> list[StoredEvent]:
+    """A run's events as the branch keeps them: without a debate's progress while it ran (the
+    live view's, redacted but of no use once it ended: its transcript says it all), numbered
+    again from 0. Runs without progress events are kept as they are."""
+    kept = [event for event in events if event.kind != PROGRESS]
+    if len(kept) == len(events):
+        return events
+    return [replace(event, seq=position) for position, event in enumerate(kept)]
 
 
 def _import_run(store: Store, folder: RunFolder, where: str) -> list[ArtifactEntry]:

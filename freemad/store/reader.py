@@ -19,6 +19,7 @@ from freemad.store.port import ArtifactRef, RunRow, StoredEvent, StoreError, Sto
 from freemad.store.rows import (
     SELECT_ARTIFACTS,
     SELECT_EVENTS,
+    SELECT_RUNS,
     artifact_ref,
     run_row,
     stored_event,
@@ -75,6 +76,11 @@ class StoreReader:
             tuple(kinds),
         )
         return [RunListing(run_row(row, lenient=True), row[6]) for row in rows]
+
+    def run(self, run_id: str) -> RunRow | None:
+        """The run's row, None when the store holds no such run."""
+        rows = self._query(SELECT_RUNS + " WHERE run_id = ?", (run_id,))
+        return run_row(rows[0], lenient=True) if rows else None
 
     def events(self, run_id: str) -> list[StoredEvent]:
         """Every event of the run, in seq order."""

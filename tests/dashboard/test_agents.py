@@ -1,5 +1,6 @@
 """The agents pages: each agent across the debates, checked against the transcripts of real
-debates run with the bundled mock agents (the expected numbers are counted here, from the JSON)."""
+debates run with the bundled mock agents (the expected numbers are counted here, from the JSON).
+Tasks and evolve runs: test_agents_every_kind.py."""
 
 from __future__ import annotations
 
@@ -142,9 +143,9 @@ def test_the_agents_table_matches_the_transcripts(made: Made) -> None:
     assert want["c"]["causes"] and want["d"]["causes"]
     assert want["a"]["priced"] == 2 and want["b"]["priced"] == 1
     for name, row in table.items():
-        w = want[name]
-        assert row["debates"] == w["debates"] == len(row["runs"])
-        assert (row["won"], row["switches"], row["to_winner"]) == (
+        w, did = want[name], row["debate"]
+        assert did["runs"] == w["debates"] == len(row["runs"])
+        assert (did["won"], did["switches"], did["to_winner"]) == (
             w["won"],
             w["switches"],
             w["to_winner"],
@@ -202,7 +203,7 @@ def test_the_site_writes_the_agents_pages_escaped(made: Made, tmp_path: Path) ->
 def test_the_live_server_serves_the_agents_pages(made: Made) -> None:
     client = create_app([TranscriptDir(made.folder, quiet)], warn=quiet).test_client()
     listing = client.get("/agents.html")
-    assert listing.status_code == 200 and "Agents across debates" in listing.text
+    assert listing.status_code == 200 and "Agents across runs" in listing.text
     assert "<script>alert" not in listing.text
     page = client.get(f"/agents/{agent_slug('b')}.html")
     assert page.status_code == 200 and "<h1>Agent: b</h1>" in page.text
@@ -215,7 +216,7 @@ def test_the_agents_page_in_a_browser(made: Made, tmp_path: Path) -> None:
     out = tmp_path / "site"
     build_site([TranscriptDir(made.folder, quiet)], out, warn=quiet)
     rendered = dom((out / "agents.html").as_uri())
-    rows = re.findall(r"<tr><th scope=\"row\">", rendered)
+    rows = re.findall(r"<tr data-agent=", rendered)
     assert len(rows) == 7 and "<script>alert" not in rendered
     page = dom((out / "agents" / f"{agent_slug('a')}.html").as_uri())
     assert "<h1>Agent: a</h1>" in page and page.count('href="../runs/') == 2

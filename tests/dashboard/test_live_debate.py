@@ -1,7 +1,8 @@
 """A debate in flight on the live dashboard: real gunicorn on loopback over a transcripts folder, a
 real `freemad` debate with a slow agent writing into it, and headless Chromium on the run's page.
 The page shows the quick agent finished while the slow one still works, before the debate ends,
-and turns into the finished debate's page by itself; `/api/runs/<id>` says "running" meanwhile."""
+the slow one's elapsed time ticking between events, and turns into the finished debate's page by
+itself; `/api/runs/<id>` says "running" meanwhile."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import Any
 import yaml
 
 from freemad.core.events import Event
+from freemad.dashboard.records import RunData
 from freemad.dashboard.render import render_run
 from freemad.dashboard.sources import TranscriptDir
 from freemad.debate.live import LiveJournal, running_dir
@@ -30,7 +32,7 @@ def write_config(folder: Path, transcripts: Path) -> Path:
         {"id": "quick", "cli_command": f"{MOCK_AGENT} --persona iterative", "cli_mode_arg": True},
         {
             "id": "slow",
-            "cli_command": f"{MOCK_AGENT} --persona recursive --delay 4",
+            "cli_command": f"{MOCK_AGENT} --persona recursive --delay 6",
             "cli_mode_arg": True,
         },
     ]
@@ -63,6 +65,31 @@ def journal_of(transcripts: Path) -> str:
     return journal.name.removesuffix(".jsonl")
 
 
+# The slow agent's elapsed time on the open page, and whether the page's <main> is the one
+# marked (a refresh on an event replaces it), while the agent still works.
+SLOW_CLOCK = """(() => {
+  const main = document.querySelector("main");
+  const row = document.querySelectorAll("table.live-agents")[0]
+    .querySelector('tr[data-agent="slow"][data-state="working"]');
+  const cell = row && row.querySelector("[data-ticking]");
+  return cell && main.dataset.clockTest === "marked" ? cell.textContent : null;
+})()"""
+
+
+def clock_readings(page: LivePage) -> tuple[float, float]:
+    """Two readings of the slow agent's elapsed time 1.5 s apart with no event between them
+    (the same <main>, never refreshed, and the agent working throughout); tried again if an
+    event came between."""
+    for _ in range(5):
+        page.evaluate('document.querySelector("main").dataset.clockTest = "marked"')
+        first = page.evaluate(SLOW_CLOCK)
+        time.sleep(1.5)
+        second = page.evaluate(SLOW_CLOCK)
+        if first is not None and second is not None:
+            return float(first), float(second)
+    raise AssertionError("no two readings of the slow agent's clock without an event between")
+
+
 def test_an_open_page_shows_each_agent_finishing_before_the_debate_ends(tmp_path: Path) -> None:
     chromium()  # skips, saying why, where there is none
     transcripts = tmp_path / "transcripts"
@@ -91,6 +118,9 @@ def test_an_open_page_shows_each_agent_finishing_before_the_debate_ends(tmp_path
             )
             assert debate.poll() is None, "the debate was still running when the page showed it"
             assert "quick:ok" in seen and "slow:working" in seen
+            # Between events the slow agent's elapsed time ticks on the open page by itself.
+            first, second = clock_readings(page)
+            assert second > first, (first, second)
 
             _, err = debate.communicate(timeout=120)
             assert debate.returncode == 0, err
@@ -179,3 +209,31 @@ def test_a_debate_in_flight_is_listed_and_its_page_escapes_what_agents_and_users
     assert 'data-agent="a&lt;b&gt;" data-state="failed"' in page
     assert 'data-agent="c" data-state="waiting"' in page
     assert "Round 0 (generation): in progress" in page
+
+
+def test_only_what_still_runs_carries_a_clock() -> None:
+    """The cells live.js ticks (`data-ticking`, the elapsed seconds as rendered): a working
+    agent's and the debate's while it runs; none once the debate is abandoned."""
+    agents = [
+        {"agent": "busy", "state": "working", "elapsed_sec": 2.5},
+        {"agent": "done", "state": "ok", "elapsed_sec": 1.2, "action": "generate"},
+        {"agent": "idle", "state": "waiting", "elapsed_sec": None},
+    ]
+    live = {
+        "run_id": "feedfacefeedface",
+        "status": "running",
+        "requirement": "Add two numbers.",
+        "agents": ["busy", "done", "idle"],
+        "rounds_planned": 1,
+        "elapsed_sec": 7.5,
+        "rounds": [{"round": 0, "type": "generation", "agents": agents}],
+    }
+    page = render_run(RunData("debate", "feedfacefeedface", status="running", live=live), live=True)
+    assert page.count('data-ticking="') == 2
+    assert 'running for <span data-ticking="7.5">7.5</span> s' in page
+    assert '<td class="num" data-ticking="2.5">2.5</td>' in page
+    gone = {**live, "status": "abandoned"}
+    page = render_run(
+        RunData("debate", "feedfacefeedface", status="abandoned", live=gone), live=True
+    )
+    assert 'data-ticking="' not in page and "ran 7.5 s" in page

@@ -193,7 +193,10 @@ def test_every_post_refuses_a_missing_or_wrong_token_or_csrf(tmp_path: Path) -> 
     assert not store.exists()  # nothing was started
 
 
-def test_inputs_are_bounded_and_carry_no_path_or_command(tmp_path: Path) -> None:
+def test_inputs_are_bounded_and_carry_no_path_or_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # not a git repository: no code task starts here
     app, store = app_of(tmp_path)
     caller = Caller(app.test_client())
     task = "0123456789abcdef"
@@ -203,6 +206,9 @@ def test_inputs_are_bounded_and_carry_no_path_or_command(tmp_path: Path) -> None
         ("/api/tasks", {"goal": ["x"]}, 400),
         ("/api/tasks", ["x"], 400),
         ("/api/tasks", {"goal": "x", "task_type": "code"}, 400),
+        ("/api/tasks", {"goal": "x", "task_type": "sh"}, 400),
+        ("/api/tasks", {"goal": "x", "config": "nope"}, 400),
+        ("/api/tasks", {"goal": "x", "config": ["freemad"]}, 400),
         ("/api/tasks", {"goal": "x", "workspace_root": "/etc"}, 400),
         ("/api/tasks", {"goal": "x", "config": "/etc/passwd"}, 400),
         ("/api/tasks", {"goal": "x", "store": "/tmp/evil.db"}, 400),
@@ -212,6 +218,8 @@ def test_inputs_are_bounded_and_carry_no_path_or_command(tmp_path: Path) -> None
         ("/api/debates", {"requirement": "x", "rounds": True}, 400),
         ("/api/debates", {"requirement": "x", "rounds": "1; rm -rf /"}, 400),
         ("/api/debates", {"requirement": "x", "config_path": "/etc/passwd"}, 400),
+        ("/api/debates", {"requirement": "x", "config": "/etc/passwd"}, 400),
+        ("/api/debates", {"requirement": "x", "config": "../freemad"}, 400),
         (f"/api/tasks/{task}/answer", {"text": "x" * 20_001}, 400),
         (f"/api/tasks/{task}/answer", {"text": "x", "cli_command": "sh -c id"}, 400),
         (f"/api/tasks/{task}/answer", {}, 400),
@@ -234,6 +242,10 @@ def test_inputs_are_bounded_and_carry_no_path_or_command(tmp_path: Path) -> None
         content_type="application/json",
     )
     assert too_big.status_code == 413
+    code = caller.post("/api/tasks", {"goal": "x", "task_type": "code"}).get_json()["error"]
+    assert "git repository" in code and "\n" not in code
+    assert "data-post" in caller.client.get("/").get_data(as_text=True)
+    assert 'value="code"' not in caller.client.get("/").get_data(as_text=True)
     # Only the routes of the start token take a POST.
     assert caller.post("/api/runs", {}).status_code == 405
     assert caller.post("/config.html", {}).status_code == 405
@@ -253,6 +265,7 @@ def test_the_config_is_shown_read_only_with_its_secrets_hidden(tmp_path: Path) -
     shown = client.get("/api/config").get_json()
     assert SECRET not in json.dumps(shown)
     assert shown["config"]["task"]["max_total_iterations"] == 30
+    assert [c["name"] for c in shown["configs"]] == ["freemad"] and shown["default"] == "freemad"
     schema = client.get("/api/config/schema").get_json()
     assert schema["title"] == "FREE-MAD configuration" and "agents" in schema["properties"]
 

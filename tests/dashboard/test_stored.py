@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,37 @@ def test_a_checkout_of_the_state_branch_shows_what_it_can(tmp_path: Path) -> Non
     assert list(data.events) == [("task_created", {"goal": "Plan it."})]
     assert list(data.times) == [3.0]
     assert [(a.name, a.size, a.read()) for a in data.artifacts] == [("plan.md", 7, b"# plan\n")]
+
+
+def test_a_debate_whose_runner_went_silent_is_abandoned_and_the_feed_says_so(
+    tmp_path: Path,
+) -> None:
+    """A debate the GitHub router runs, written (as `freemad.debate.live_store` writes it) by a
+    process on another host: running while it touches the run, abandoned once it stopped."""
+    from freemad.debate.live_store import PROGRESS, RUNNER, STORE_STALE_AFTER
+
+    path = tmp_path / "runs.db"
+    then = [time.time()]
+    with SqliteStore(path, clock=lambda: then[0]) as store:
+        who = {"pid": 1, "host": "another-host", "heartbeat_sec": 10.0}
+        store.create_run("debate-1", "debate", {"goal": "Pick a policy.", RUNNER: who})
+        store.update_run("debate-1", status="running")
+        started = {"requirement": "Pick a policy.", "agents": ["a"], "rounds": 1}
+        store.append(
+            "debate-1", PROGRESS, {"time": then[0], "kind": "run_started", "data": started}
+        )
+        source = StoreSource(path, quiet_warn)
+        [run] = source.runs()
+        assert run.status == "running" and run.load().live["status"] == "running"  # type: ignore[index]
+        assert [c.event for c in source.changes(0)] == [PROGRESS]
+
+        then[0] -= STORE_STALE_AFTER + 5  # its last touch that long ago
+        store.update_run("debate-1")
+    [run] = source.runs()
+    assert run.status == "abandoned" and run.updated == then[0] + STORE_STALE_AFTER
+    data = run.load()
+    assert data.status == "abandoned" and data.live is not None and data.transcript is None
+    assert data.live["requirement"] == "Pick a policy."
+    gone = [c for c in source.changes(run.updated) if c.event == "abandoned"]
+    assert [(c.kind, c.run_id, c.time) for c in gone] == [("debate", "debate-1", run.updated)]
+    assert not [c for c in source.changes(run.updated + 1) if c.event == "abandoned"]

@@ -168,3 +168,18 @@ def test_a_journal_that_cannot_be_written_never_stops_the_debate(tmp_path: Path)
     journal(Event(RUN, 1, 2.0, "round_started", {"round": 0}))
     assert journal.broken is not None
     journal.close()
+
+
+def test_a_debate_s_clock_runs_while_it_runs_and_stops_when_it_is_abandoned() -> None:
+    from freemad.debate.live import fold
+
+    lines = [
+        {"kind": "run_started", "time": 1000.0, "data": {"requirement": "r", "agents": ["a"]}},
+        {"kind": "round_started", "time": 1001.0, "data": {"round": 0, "agents": ["a"]}},
+    ]
+    debate = fold(RUN, lines)
+    assert debate.view(1010.0)["elapsed_sec"] == 10.0
+    assert debate.view(1012.5)["elapsed_sec"] == 12.5
+    debate.status = "abandoned"  # its last sign of life was its last event, at 1001
+    assert debate.view(5000.0)["elapsed_sec"] == 1.0
+    assert fold(RUN, []).view(1010.0)["elapsed_sec"] is None  # no run_started, no clock

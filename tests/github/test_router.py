@@ -92,7 +92,8 @@ def test_a_comment_on_a_pull_request_starts_a_debate_like_one_on_an_issue(
     )
     assert outcome.action == "debate" and outcome.status == "completed"
     assert forge.reactions == [(REPO, 1001, "eyes")]
-    transcript = store.events(outcome.run_id)[0].data["transcript"]
+    [finished] = store.events(outcome.run_id, kinds=["debate_finished"])
+    transcript = finished.data["transcript"]
     assert transcript["requirement"] == "Pick one" and len(transcript["transcript"]) == 1
 
 
@@ -110,7 +111,8 @@ def test_a_comment_on_a_pull_requests_diff_is_a_command_on_that_pull_request(
     assert forge.review_reactions == [(REPO, 2002, "eyes")] and forge.reactions == []
     [(_, number, body)] = forge.comments.values()
     assert number == 9 and "**Winner:**" in body
-    assert store.events(outcome.run_id)[0].data["transcript"]["requirement"] == "Pick"
+    [finished] = store.events(outcome.run_id, kinds=["debate_finished"])
+    assert finished.data["transcript"]["requirement"] == "Pick"
 
 
 def test_an_outsiders_review_comment_gets_the_polite_reply_on_the_pull_request(

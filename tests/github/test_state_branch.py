@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import subprocess
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -436,3 +437,31 @@ def test_a_damaged_run_json_or_an_unreachable_remote_is_a_clear_error(
         StateBranch(job_a, remote="nowhere").pull()
     with pytest.raises(StateError, match="is not a git repository"):
         StateBranch(tmp_path / "not-a-repo").pull()
+
+
+def test_a_debate_s_progress_while_it_ran_is_not_published(
+    job_a, job_b, store_a, store_b, tmp_path
+):
+    """The events a debate keeps while it runs (for a dashboard on the job's store) stay in the
+    job: the branch has its run and transcript, as before; saving again changes nothing."""
+    from tests.github.payloads import labeled_issue
+    from tests.github.routers import debate_config, router
+
+    routed, _ = router(debate_config(), store_a, tmp_path)
+    run_id = routed.handle("issues", labeled_issue("freemad:debate")).run_id
+    assert len(store_a.events(run_id)) > 1
+
+    pushed = StateBranch(job_a).save(store_a, [run_id])
+
+    lines = branch_file(job_a, pushed, f"runs/{run_id}/events.jsonl").decode().splitlines()
+    [finished] = [json.loads(line) for line in lines]
+    assert (finished["seq"], finished["kind"]) == (0, "debate_finished")
+    meta = json.loads(branch_file(job_a, pushed, f"runs/{run_id}/run.json"))
+    assert meta["status"] == "completed" and "runner" not in meta["summary"]
+    assert StateBranch(job_a).save(store_a, [run_id]) == pushed  # nothing new to say
+
+    state_b = StateBranch(job_b)
+    state_b.pull()
+    state_b.load(store_b)
+    assert [(e.seq, e.kind) for e in store_b.events(run_id)] == [(0, "debate_finished")]
+    assert store_b.events(run_id)[0].data == finished["data"]

@@ -1,8 +1,11 @@
 """Debate runs on GitHub: `/freemad debate`, the `freemad:debate` label, and a `workflow_dispatch`
-debate with no issue. The result is one comment: winner, score table, rounds, a link to the run."""
+debate with no issue. The result is one comment: winner, score table, rounds, a link to the run.
+The run is in the store from its start (`freemad.debate.live_store`): a dashboard reading the
+store shows it while it runs."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,26 +46,28 @@ def debate_on(clients: Clients, requirement: str, rounds: int | None) -> Outcome
 def _run(
     clients: Clients, requirement: str, options: Mapping[str, Any], summary: dict[str, Any]
 ) -> tuple[DebateResult, str]:
-    """Run the debate, keep its redacted transcript in the store, and render the comment."""
-    from freemad.debate import run_debate
-    from freemad.debate.transcript import transcript_data
-    from freemad.redact import Redactor
+    """Run the debate, kept in the store as it goes (a dashboard reading the store shows it live),
+    and render the comment."""
+    from freemad.debate import check_requirement, run_debate
+    from freemad.debate.live_store import StoreJournal
 
     config, store, settings = clients.config, clients.store, clients.settings
     rounds = options.get("rounds")
-    result = run_debate(
-        requirement,
-        config,
-        rounds=int(rounds) if rounds is not None else None,
-        agents=clients.ports or None,
-        adapters=clients.adapters,
-    )
+    # Refused before the run is made: a requirement no debate takes leaves no run behind.
+    requirement = check_requirement(requirement, config)
+    run_id = uuid.uuid4().hex
     # What is kept (on the state branch, published by Pages) and posted is redacted with the
-    # config's patterns, as a transcript on disk is.
-    redacted = transcript_data(result, Redactor(config.security.redact_patterns))
-    result = DebateResult.model_validate(redacted)
-    store.create_run(result.run_id, "debate", summary)
-    store.append(result.run_id, "debate_finished", {"transcript": redacted})
-    store.update_run(result.run_id, status=result.status)
+    # config's patterns, as a transcript on disk is; the events kept while it runs are too.
+    with StoreJournal(store, config, run_id, requirement, summary) as journal:
+        result = run_debate(
+            requirement,
+            config,
+            rounds=int(rounds) if rounds is not None else None,
+            agents=clients.ports or None,
+            on_event=journal,
+            run_id=run_id,
+            adapters=clients.adapters,
+        )
+        result = DebateResult.model_validate(journal.finish(result))
     run_url = settings.run_url("debate", result.run_id)
     return result, render_debate(result, run_url, settings.job_url)

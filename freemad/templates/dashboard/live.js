@@ -29,6 +29,18 @@
         say("Live: updated " + new Date().toLocaleTimeString());
       });
   }
+  // Between events, running agents' elapsed times (and the debate's) tick: each counts on from
+  // what the page said when it was rendered (data-ticking), by the browser's clock since then.
+  var shown = performance.now();
+  function tick() {
+    var since = (performance.now() - shown) / 1000;
+    Array.prototype.forEach.call(document.querySelectorAll("[data-ticking]"), function (el) {
+      var from = parseFloat(el.getAttribute("data-ticking"));
+      if (isFinite(from)) el.textContent = (from + since).toFixed(1);
+    });
+  }
+  document.addEventListener("freemad:refreshed", function () { shown = performance.now(); });
+  setInterval(tick, 1000);
   function soon() {
     if (timer === null) timer = setTimeout(refresh, 250);
   }

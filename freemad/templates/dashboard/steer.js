@@ -66,8 +66,9 @@
         var status = answer[0], b = answer[1];
         if (status === 401) sessionStorage.removeItem(KEY);
         if (status >= 400) { say(form, "Refused (" + status + "): " + (b.error || "")); return; }
-        say(form, status === 202 ? "Started (" + b.run_id + "):" : "Done: " + b.done + ".",
-            status === 202 ? b.run_id : null);
+        if (status === 202 && form.classList.contains("start")) say(form, "Started (" + b.run_id + "):", b.run_id);
+        else if (status === 202) say(form, "Done: the agents carry on (" + b.started + ").");
+        else say(form, "Done: " + b.done + ".");
       })
       .catch(function (e) { say(form, "Failed: " + e); });
   });

@@ -28,7 +28,7 @@ def test_a_debate_label_posts_the_winner_with_scores_and_a_link(store: Any, tmp_
     assert [c.method for c in forge.calls] == ["permission", "comment"]
     [run] = store.runs(kind="debate")
     assert run.summary["issue"] == {"repo": REPO, "number": 7}
-    [finished] = store.events(run.run_id)
+    [finished] = store.events(run.run_id, kinds=["debate_finished"])
     assert finished.data["transcript"]["final_answer_id"]
 
 
@@ -49,7 +49,7 @@ def test_the_debate_kept_and_posted_is_redacted_like_a_transcript(
     assert outcome.status == "completed"
     [body] = bodies(forge)
     [run] = store.runs(kind="debate")
-    [finished] = store.events(run.run_id)
+    [finished] = store.events(run.run_id, kinds=["debate_finished"])
     kept = json.dumps(finished.data)
     assert "[REDACTED]" in kept and "eviction" not in kept
     assert "eviction" not in body and "eviction" not in (outcome.final_answer or "")

@@ -1,0 +1,154 @@
+"""The configs a dashboard may start runs with (`freemad-dashboard --config A --config B`), each
+known to the browser only by a short name: its file's stem, made unique. The browser sends that
+name; the server maps it to its own path, so no path ever comes from a request. Each is shown
+read-only, its secrets hidden, at `/config.html` and `/api/config`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from flask import Flask, Response, jsonify
+
+from freemad.config.discover import BUILTIN
+from freemad.dashboard.answers import Problem, html
+
+if TYPE_CHECKING:
+    from freemad.config.models import FreemadConfig
+
+BUILT_IN = "built-in"  # the name of the built-in mock agents' config (no file given)
+BUILT_IN_SOURCE = "the built-in mock agents"
+MAX_NAME = 100
+REDACTED = "[redacted]"
+
+
+@dataclass(frozen=True)
+class NamedConfig:
+    name: str  # what the browser sends
+    path: str | None  # absolute (or builtin:NAME); None: the built-in mock agents
+
+
+def config_path(given: str | None) -> str | None:
+    """A config named to the server, as its processes find it again from any folder."""
+    if not given or given.startswith(BUILTIN):
+        return given or None
+    return str(Path(given).absolute())
+
+
+class ServerConfigs:
+    """The server's configs in the order given, the first the default."""
+
+    def __init__(self, paths: Sequence[str | None]) -> None:
+        named: list[NamedConfig] = []
+        taken: set[str] = set()
+        for given in paths or (None,):
+            path = config_path(given)
+            stem = _stem(path)
+            name, n = stem, 1
+            while name in taken:
+                n += 1
+                name = f"{stem}-{n}"
+            taken.add(name)
+            named.append(NamedConfig(name, path))
+        self.all = tuple(named)
+
+    def __iter__(self) -> Iterator[NamedConfig]:
+        return iter(self.all)
+
+    @property
+    def default(self) -> NamedConfig:
+        return self.all[0]
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.all]
+
+    def chosen(self, body: dict[str, Any]) -> NamedConfig:
+        """The config a request's `config` names (the default when it names none); an unknown
+        name is a 400 with one line."""
+        name = body.get("config")
+        if name is None:
+            return self.default
+        if not isinstance(name, str):
+            raise Problem(400, "config must be the name of one of the server's configs")
+        for config in self.all:
+            if config.name == name:
+                return config
+        raise Problem(
+            400, f"no config {name[:MAX_NAME]!r} here; one of {', '.join(self.names)[:400]}"
+        )
+
+
+def _stem(path: str | None) -> str:
+    if path is None:
+        return BUILT_IN
+    if path.startswith(BUILTIN):
+        return path.removeprefix(BUILTIN) or BUILT_IN
+    return Path(path).stem or "config"
+
+
+class ConfigPages:
+    """`/config.html`, `/api/config` and `/api/config/schema`: each of the server's configs,
+    read-only, with what looks like a credential hidden."""
+
+    def __init__(self, configs: ServerConfigs, loaded: Mapping[str, FreemadConfig]) -> None:
+        self.configs = configs
+        self.shown = {c.name: shown_config(loaded[c.name]) for c in configs}
+
+    def register(self, app: Flask) -> None:
+        app.add_url_rule("/config.html", view_func=self.config_page, methods=["GET"])
+        app.add_url_rule("/api/config", view_func=self.api_config, methods=["GET"])
+        app.add_url_rule("/api/config/schema", view_func=self.api_schema, methods=["GET"])
+
+    def listed(self) -> list[dict[str, Any]]:
+        return [
+            {"name": c.name, "source": c.path or BUILT_IN_SOURCE, "config": self.shown[c.name]}
+            for c in self.configs
+        ]
+
+    def config_page(self) -> Response:
+        from freemad.dashboard.render import render_config
+
+        return html(render_config(self.listed()))
+
+    def api_config(self) -> Response:
+        default = self.configs.default.name
+        return jsonify(
+            {
+                "config": self.shown[default],  # the default: the one a request naming none gets
+                "default": default,
+                "configs": self.listed(),
+                "schema": "/api/config/schema",
+            }
+        )
+
+    def api_schema(self) -> Response:
+        from freemad.config.models import json_schema
+
+        return jsonify(json_schema())
+
+
+def shown_config(config: FreemadConfig) -> dict[str, Any]:
+    """The config's data with what its redact patterns match, and every text under a key named
+    like a credential, hidden."""
+    from freemad.redact import Redactor
+
+    data = config.model_dump(mode="json")
+    shown: dict[str, Any] = _redacted(Redactor(config.security.redact_patterns).data(data))
+    return shown
+
+
+def _redacted(value: Any, key: str = "") -> Any:
+    """The config's data with every text under a key named like a credential hidden."""
+    from freemad.sandbox.process import looks_secret
+
+    if isinstance(value, str) and value and looks_secret(key.replace("-", "_")):
+        return REDACTED
+    if isinstance(value, dict):
+        return {k: _redacted(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
