@@ -13,7 +13,7 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
-# The real agent CLIs from the npm registry, for the preset tests (skipped where npm is absent).
+# The real agent CLIs from the npm registry and PyPI, for the preset tests (skipped where npm is absent).
 agent-clis:
 	bash scripts/install-agent-clis.sh
 

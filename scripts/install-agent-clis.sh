@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Install the real agent CLIs (claude, codex, gemini) from the npm registry into a prefix, for the
-# preset tests (tests/agents/test_real_clis.py). Prints the folder holding their executables.
+# Install the real agent CLIs into a prefix, for the preset tests (tests/agents/test_real_clis*.py):
+# claude, codex, gemini, copilot, opencode and qwen from the npm registry, and aider and llm from
+# PyPI (each in a virtualenv of its own under PREFIX/python, linked into the bin folder).
+# Prints the folder holding all their executables.
 #
 # Usage: scripts/install-agent-clis.sh [PREFIX]        (default: <repo>/.cache/agent-clis)
 # The versions are the ones docs/agents.md was checked against; set FREEMAD_AGENT_CLI_PACKAGES
-# (space-separated npm specs) to try others, e.g. "@anthropic-ai/claude-code@latest ...".
+# (space-separated npm specs) or FREEMAD_AGENT_PY_PACKAGES (space-separated pip specs, each a
+# CLI named as its package before the "==", aider-chat giving aider; empty: none) to try others.
 # Progress goes to stderr; stdout gets only the bin folder, so `BIN=$(scripts/install-agent-clis.sh)`.
 set -euo pipefail
 
@@ -19,8 +22,9 @@ script="${BASH_SOURCE[0]}"
 [[ "$script" == */* ]] || script="./$script"
 repo="$(cd "${script%/*}/.." && pwd)"
 prefix="${1:-$repo/.cache/agent-clis}"
-packages="${FREEMAD_AGENT_CLI_PACKAGES:-@anthropic-ai/claude-code@2.1.197 @openai/codex@0.171.0 @google/gemini-cli@0.61.0}"
-clis=(claude codex gemini)
+packages="${FREEMAD_AGENT_CLI_PACKAGES:-@anthropic-ai/claude-code@2.1.197 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @github/copilot@1.0.102 opencode-ai@1.18.33 @qwen-code/qwen-code@0.24.4}"
+clis=(claude codex gemini copilot opencode qwen)
+py_packages="${FREEMAD_AGENT_PY_PACKAGES-aider-chat==0.86.2 llm==0.36}"
 
 mkdir -p "$prefix"
 prefix="$(cd "$prefix" && pwd)"
@@ -42,8 +46,38 @@ all_answer() {
   done
 }
 
+# The PyPI CLIs: one virtualenv each (aider pins its dependencies exactly), linked into $bin.
+install_python_clis() {
+  local spec package cli python
+  python="$(command -v python3 || true)"
+  if [ -z "$python" ]; then
+    say "python3 not found; skipping $py_packages"
+    return 0
+  fi
+  for spec in $py_packages; do
+    package="${spec%%[=<>]*}"
+    cli="${package%-chat}"
+    if answers_version "$cli"; then
+      continue
+    fi
+    say "installing $spec into $prefix/python/$cli"
+    "$python" -m venv "$prefix/python/$cli" >&2
+    "$prefix/python/$cli/bin/python" -m pip install --quiet "$spec" >&2
+    mkdir -p "$bin"
+    ln -sf "$prefix/python/$cli/bin/$cli" "$bin/$cli"
+    if answers_version "$cli"; then
+      say "$cli: $(head -n1 "$scratch/$cli.version")"
+    else
+      say "$cli --version does not work after install:"
+      cat "$scratch/$cli.err" >&2 2>/dev/null || true
+      return 1
+    fi
+  done
+}
+
 if all_answer; then
-  say "already installed in $prefix ($(head -n1 "$scratch/claude.version"), $(head -n1 "$scratch/codex.version"), gemini $(head -n1 "$scratch/gemini.version"))"
+  say "already installed in $prefix ($(head -n1 "$scratch/claude.version"), $(head -n1 "$scratch/codex.version"), gemini $(head -n1 "$scratch/gemini.version"), ...)"
+  install_python_clis
   printf '%s\n' "$bin"
   exit 0
 fi
@@ -72,4 +106,5 @@ done
 if [ "$failed" -ne 0 ]; then
   exit 1
 fi
+install_python_clis
 printf '%s\n' "$bin"

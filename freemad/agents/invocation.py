@@ -18,7 +18,6 @@ def build_argv(agent: AgentConfig, mode: Mode) -> list[str]:
     """The argv for one call, never a shell line. The program is left as configured (see resolve)."""
     preset = preset_of(agent)
     flags = agent.cli_flags if agent.cli_flags is not None else list(preset.flags)
-    args = agent.cli_args if agent.cli_args is not None else dict(preset.args)
     positional = (
         agent.cli_positional if agent.cli_positional is not None else list(preset.positional)
     )
@@ -30,10 +29,18 @@ def build_argv(agent: AgentConfig, mode: Mode) -> list[str]:
         argv.append(mode.value)
     argv += mode_flags
     argv += flags
-    for key, value in args.items():
-        argv += _arg_words(key, value)
+    argv += option_words(agent)
     argv += positional
     return argv
+
+
+def option_words(agent: AgentConfig) -> list[str]:
+    """The agent's options (`cli_args`, or its preset's) as words: `{model: m}` is `--model m`."""
+    args = agent.cli_args if agent.cli_args is not None else dict(preset_of(agent).args)
+    words: list[str] = []
+    for key, value in args.items():
+        words += _arg_words(key, value)
+    return words
 
 
 def anchor_command_paths(

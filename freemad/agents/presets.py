@@ -1,33 +1,40 @@
 """Presets for the agent CLIs we know: default flags, how to read their output, how they say "log in".
 
-Each preset was checked against the CLI as published on the npm registry (see docs/agents.md):
-claude 2.1, codex 0.171, gemini 0.61. In debate modes every preset turns tools off, because a
-debate answer must come from the prompt alone.
+Each preset was checked against the CLI as published on its registry (see docs/agents.md):
+claude 2.1.197, codex 0.171.0, gemini 0.61.0, copilot 1.0.102, opencode 1.18.33 and qwen 0.24.4
+(npm), llm 0.36 and aider 0.86.2 (PyPI). In debate modes every preset turns tools and file
+edits off, because a debate answer must come from the prompt alone; in task mode it leaves them
+on (and turns on what the CLI would otherwise stop to ask about).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import PurePath
-from typing import Any
 
+from freemad.agents.outputs import Extracted, extract, extract_error
 from freemad.config.models import PRESET_COMMANDS, AgentConfig, AgentType
 
+__all__ = [
+    "GEMINI_DENY_ALL",
+    "NOT_LOGGED_IN",
+    "OPENCODE_AGENTS",
+    "PRESETS",
+    "Extracted",
+    "Preset",
+    "extract",
+    "extract_error",
+    "preset_for",
+    "preset_of",
+]
+
 _DEBATE_MODES = ("generate", "critique")
-GEMINI_DENY_ALL = str(resources.files("freemad.agents").joinpath("gemini-deny-all.toml"))
-
-
-@dataclass(frozen=True, slots=True)
-class Extracted:
-    """The agent's final message and token usage when the CLI reports them, or the CLI's error."""
-
-    text: str
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    error: str | None = None
+_AGENT_FILES = resources.files("freemad.agents")
+GEMINI_DENY_ALL = str(_AGENT_FILES.joinpath("gemini-deny-all.toml"))
+# opencode's own config, loaded beside the user's: a `freemad-debate` agent with every tool off.
+OPENCODE_AGENTS = str(_AGENT_FILES.joinpath("opencode-freemad.json"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,9 +45,12 @@ class Preset:
     mode_flags: dict[str, tuple[str, ...]] = field(default_factory=dict)
     output: str = "text"
     env: tuple[tuple[str, str], ...] = ()
-    # Arguments (after the first command word) of a quick "am I logged in?" command, and the
-    # environment variables that stand in for a login when present.
+    # Arguments (after the first command word) of a quick "am I logged in?" command, what it
+    # reads on stdin, whether the agent's own options (`cli_args`, e.g. a model) go after them,
+    # and the environment variables that stand in for a login when present.
     login_check: tuple[str, ...] = ()
+    login_check_stdin: bytes = b""
+    login_check_args: bool = False
     login_env: tuple[str, ...] = ()
     # Where in the home folder the CLI keeps its login and settings (a trailing `/`: a folder):
     # the only part of the home folder's private places a sandboxed call of it can see and write.
@@ -48,6 +58,12 @@ class Preset:
     # What the first line of `PROGRAM --version` matches when it is this CLI (a regex); empty:
     # any line that looks like a version (freemad.agents.health).
     version_answer: str = ""
+    # For `freemad agents`: how to install it, how to log in, files under HOME that hold a login
+    # (offline evidence of one), and the options a pasted config entry needs (a model).
+    install: str = ""
+    login_hint: str = ""
+    login_files: tuple[str, ...] = ()
+    entry_args: tuple[tuple[str, str], ...] = ()
 
 
 # Every CLI's own wording for "you are not logged in"; matched on a failed call's stdout and stderr.
@@ -55,8 +71,27 @@ NOT_LOGGED_IN = re.compile(
     r"not logged in|please run /login|invalid api key|fix external api key|"
     r"please set an auth method|invalid auth method|api key not valid|incorrect api key|"
     r"\b401 unauthorized\b|authentication_failed|"
-    r"you must specify the (?:GEMINI|GOOGLE)_API_KEY",
+    r"you must specify the (?:GEMINI|GOOGLE)_API_KEY|"
+    # copilot; qwen; llm (no key, or a model no plugin provides); aider.
+    r"no authentication information found|no auth type is selected|"
+    r"no key found - add one|unknown model: |"
+    r"no LLM model was specified and no API keys|not able to authenticate you",
     re.IGNORECASE,
+)
+
+# aider without prompts, colours, update checks, analytics, git or history files.
+_AIDER_QUIET = (
+    "--no-git",
+    "--no-pretty",
+    "--no-fancy-input",
+    "--no-check-update",
+    "--no-show-release-notes",
+    "--no-analytics",
+    "--no-show-model-warnings",
+    "--input-history-file",
+    "/dev/null",
+    "--chat-history-file",
+    "/dev/null",
 )
 
 PRESETS: dict[AgentType, Preset] = {
@@ -67,6 +102,10 @@ PRESETS: dict[AgentType, Preset] = {
         output="claude_json",
         env=(("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),),
         home=(".claude/",),  # in a sandbox, ~/.claude.json moves in (CLAUDE_CONFIG_DIR)
+        install="npm install -g @anthropic-ai/claude-code",
+        login_hint="run `claude`, then /login; or set ANTHROPIC_API_KEY",
+        login_env=("ANTHROPIC_API_KEY",),
+        login_files=(".claude/.credentials.json",),
         version_answer=r"^v?\d+\.\d+\S* \(Claude Code\)",  # 2.1.197 (Claude Code)
     ),
     AgentType.OPENAI_CODEX: Preset(
@@ -89,12 +128,120 @@ PRESETS: dict[AgentType, Preset] = {
         login_env=("CODEX_API_KEY", "OPENAI_API_KEY"),
         home=(".codex/",),
         version_answer=r"^codex-cli v?\d+\.\d+",  # codex-cli 0.171.0
+        install="npm install -g @openai/codex",
+        login_hint="codex login; or set CODEX_API_KEY",
     ),
     AgentType.GEMINI_CLI: Preset(
         flags=("-p", "", "--output-format", "json", "--skip-trust"),
         mode_flags=dict.fromkeys(_DEBATE_MODES, ("--policy", GEMINI_DENY_ALL)),
         output="gemini_json",
         home=(".gemini/",),
+        install="npm install -g @google/gemini-cli",
+        login_hint="run `gemini` and choose a login; or set GEMINI_API_KEY",
+        login_env=("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"),
+        login_files=(".gemini/oauth_creds.json",),
+    ),
+    AgentType.COPILOT_CLI: Preset(
+        # `-p ""` with the prompt piped in: copilot reads stdin and runs it non-interactively.
+        flags=(
+            "-p",
+            "",
+            "--output-format",
+            "json",
+            "--no-auto-update",
+            "--disable-client-telemetry",
+            "--no-ask-user",
+        ),
+        mode_flags={
+            # An empty list is ignored (every tool stays); a name no tool has leaves none.
+            **dict.fromkeys(_DEBATE_MODES, ("--available-tools=none",)),
+            "task": ("--allow-all-tools",),
+        },
+        output="copilot_json",
+        login_env=("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "COPILOT_PROVIDER_BASE_URL"),
+        home=(".copilot/", ".cache/copilot/"),
+        version_answer=r"^GitHub Copilot CLI v?\d+\.\d+",  # GitHub Copilot CLI 1.0.102.
+        install="npm install -g @github/copilot",
+        login_hint="run `copilot`, then /login; or set COPILOT_GITHUB_TOKEN",
+    ),
+    AgentType.OPENCODE: Preset(
+        flags=("--format", "json"),
+        mode_flags={
+            **dict.fromkeys(_DEBATE_MODES, ("--agent", "freemad-debate")),
+            "task": ("--auto",),
+        },
+        output="opencode_json",
+        env=(("OPENCODE_CONFIG", OPENCODE_AGENTS), ("OPENCODE_DISABLE_AUTOUPDATE", "1")),
+        home=(
+            ".local/share/opencode/",
+            ".config/opencode/",
+            ".cache/opencode/",
+            ".local/state/opencode/",
+        ),
+        install="npm install -g opencode-ai",
+        login_hint="opencode auth login (its free models need none)",
+        login_files=(".local/share/opencode/auth.json",),
+    ),
+    AgentType.QWEN_CODE: Preset(
+        # No prompt argument: with stdin piped in, qwen runs it headless.
+        flags=("--output-format", "json", "--no-chat-recording"),
+        mode_flags={
+            # plan: no edits, no commands; --safe-mode: no context files, hooks, skills, MCP
+            # servers, and no background "memory extraction" call that offers write tools.
+            **dict.fromkeys(_DEBATE_MODES, ("--safe-mode", "--approval-mode", "plan")),
+            "task": ("--approval-mode", "yolo"),
+        },
+        output="qwen_json",
+        home=(".qwen/",),
+        install="npm install -g @qwen-code/qwen-code",
+        login_hint="run `qwen` and choose an auth type; or pass --auth-type with its key",
+        login_files=(".qwen/oauth_creds.json",),
+    ),
+    AgentType.LLM: Preset(
+        # `llm prompt` reads the prompt from stdin; it has no tools unless given `-T`.
+        flags=("--no-stream", "--no-log", "--json"),
+        output="llm_json",
+        login_env=("LLM_OPENAI_API_KEY", "OPENAI_API_KEY"),
+        home=(".config/io.datasette.llm/",),
+        version_answer=r"^llm, version \d+",  # llm, version 0.36
+        install="pipx install llm (then e.g. `llm install llm-ollama` for local models)",
+        login_hint="llm keys set openai; a local model (llm-ollama, llm-gpt4all) needs none",
+        login_files=(".config/io.datasette.llm/keys.json",),
+        entry_args=(("-m", "MODEL"),),
+    ),
+    AgentType.AIDER: Preset(
+        flags=(
+            "--message-file",
+            "/dev/stdin",
+            "--yes-always",
+            *_AIDER_QUIET,
+            "--no-auto-commits",
+            "--no-stream",
+            "--no-restore-chat-history",
+            "--no-detect-urls",
+            "--no-suggest-shell-commands",
+        ),
+        mode_flags=dict.fromkeys(_DEBATE_MODES, ("--chat-mode", "ask")),
+        output="aider_text",
+        # Without a model or a key aider offers an OpenRouter login and waits 5 minutes for a
+        # browser; `--exit` answering "n" to it ends in a second with its own words.
+        login_check=("--exit", *_AIDER_QUIET),
+        login_check_stdin=b"n\nn\n",
+        login_check_args=True,
+        login_env=(
+            "AIDER_MODEL",
+            "OPENROUTER_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "DEEPSEEK_API_KEY",
+            "OPENAI_API_KEY",
+            "GEMINI_API_KEY",
+            "VERTEXAI_PROJECT",
+        ),
+        home=(".aider/",),
+        version_answer=r"^aider v?\d+\.\d+",  # aider 0.86.2
+        install="pipx install aider-chat",
+        login_hint="set the provider's key (e.g. ANTHROPIC_API_KEY) and give a model",
+        entry_args=(("model", "MODEL"),),
     ),
 }
 
@@ -112,107 +259,3 @@ def preset_of(agent: AgentConfig) -> Preset:
     if own is None or PurePath(agent.command_words[0]).name != own.split()[0]:
         return PRESETS[AgentType.GENERIC]
     return PRESETS[agent.type]
-
-
-def extract(output_format: str, stdout: str) -> Extracted:
-    """Turn a CLI's stdout into the final message; formats that carry usage report it."""
-    if output_format == "codex_json":
-        return _codex_events(stdout)
-    if output_format == "claude_json":
-        return _claude_result(stdout)
-    if output_format == "gemini_json":
-        return _gemini_result(stdout)
-    return Extracted(stdout)
-
-
-def extract_error(output_format: str, stderr: str) -> str | None:
-    """The error a CLI reports on stderr in its own format: gemini's JSON error object."""
-    if output_format != "gemini_json":
-        return None
-    lines = stderr.splitlines()
-    starts = [i for i, line in enumerate(lines) if line.strip() == "{"]
-    if not starts:
-        return None
-    event = _json_object("\n".join(lines[starts[-1] :]))
-    error = event.get("error") if event else None
-    return str(error.get("message")) if isinstance(error, dict) and error.get("message") else None
-
-
-def _codex_events(stdout: str) -> Extracted:
-    """`codex exec --json` prints JSON lines; the last agent message is the answer."""
-    message: str | None = None
-    error = None
-    input_tokens = output_tokens = None
-    for event in _json_lines(stdout):
-        kind, item = event.get("type"), event.get("item")
-        if kind == "item.completed" and isinstance(item, dict):
-            if item.get("type") == "agent_message":
-                message = str(item.get("text", ""))
-        elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
-            input_tokens = _int(event["usage"].get("input_tokens"))
-            output_tokens = _int(event["usage"].get("output_tokens"))
-        elif kind == "turn.failed":
-            failure = event.get("error")
-            error = str(failure.get("message") if isinstance(failure, dict) else failure)
-    if message is None:
-        # No agent message: keep the raw output visible to the parser and the transcript.
-        return Extracted(stdout, input_tokens, output_tokens, error)
-    return Extracted(message, input_tokens, output_tokens, error)
-
-
-def _claude_result(stdout: str) -> Extracted:
-    """`claude -p --output-format json` prints one result object; `is_error` marks a failure."""
-    event = _json_object(stdout)
-    if event is None or "result" not in event:
-        return Extracted(stdout)
-    usage = event.get("usage")
-    if not isinstance(usage, dict):
-        usage = {}
-    text = str(event.get("result") or "")
-    return Extracted(
-        text,
-        _int(usage.get("input_tokens")),
-        _int(usage.get("output_tokens")),
-        (text or "claude reported an error") if event.get("is_error") else None,
-    )
-
-
-def _gemini_result(stdout: str) -> Extracted:
-    """`gemini -o json` prints one object with `response` and per-model token stats."""
-    event = _json_object(stdout)
-    if event is None:
-        return Extracted(stdout)
-    if isinstance(event.get("error"), dict):
-        return Extracted("", error=str(event["error"].get("message", "gemini reported an error")))
-    models = (
-        event.get("stats", {}).get("models", {}) if isinstance(event.get("stats"), dict) else {}
-    )
-    tokens = [m.get("tokens", {}) for m in models.values() if isinstance(m, dict)]
-    input_tokens = sum(_int(t.get("prompt")) or 0 for t in tokens) if tokens else None
-    output_tokens = sum(_int(t.get("candidates")) or 0 for t in tokens) if tokens else None
-    return Extracted(str(event.get("response") or ""), input_tokens, output_tokens)
-
-
-def _json_lines(text: str) -> list[dict[str, Any]]:
-    events = []
-    for line in text.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict):
-            events.append(event)
-    return events
-
-
-def _json_object(text: str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        events = _json_lines(text)
-        return events[-1] if events else None
-    return value if isinstance(value, dict) else None
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -19,6 +19,7 @@ from freemad.agents.invocation import (
     CommandNotFound,
     anchor_command_paths,
     build_argv,
+    option_words,
     resolve_program,
 )
 from freemad.agents.port import CallRequest, CallResult, CallStatus
@@ -104,7 +105,9 @@ class CliAgent:
         """Ask the CLI whether it is logged in, once, where it has a quick way to say so.
 
         `codex exec` without a login does not fail: it waits for the network. `codex login status`
-        answers in a tenth of a second. An API key in the environment counts as a login.
+        answers in a tenth of a second. aider with neither a model nor a key waits minutes for a
+        browser login; `aider --exit` says so in a second. A key in the environment counts as a
+        login.
         """
         preset = self.preset
         if self._login_checked or not preset.login_check:
@@ -113,12 +116,18 @@ class CliAgent:
         if any(self.env.get(name) for name in preset.login_env):
             return None
         argv = [self.config.command_words[0], *preset.login_check]
+        if preset.login_check_args:  # aider's model decides whether it needs a login
+            argv += option_words(self.config)
+        stdin = preset.login_check_stdin
         with tempfile.TemporaryDirectory(prefix="freemad-agent-") as workdir:
-            check = await self._run(argv, b"", min(time_limit, 30.0), workdir, extract_output=False)
+            check = await self._run(
+                argv, stdin, min(time_limit, 30.0), workdir, extract_output=False
+            )
         if check.status is CallStatus.OK:
             return None
         if check.status in {CallStatus.EXIT_ERROR, CallStatus.NOT_LOGGED_IN}:
-            detail = f"`{' '.join(argv)}` says: {check.detail.split(': ', 1)[-1]}"
+            asked = " ".join(argv[:3]) + (" ..." if len(argv) > 3 else "")
+            detail = f"`{asked}` says: {check.detail.split(': ', 1)[-1]}"
             self._login = replace(check, status=CallStatus.NOT_LOGGED_IN, detail=detail)
         return self._login
 

@@ -12,9 +12,6 @@ from freemad.errors import FreemadError, UsageError
 
 CONFIG_NAME = "freemad.yaml"
 WORKFLOW = Path(".github") / "workflows" / "freemad.yml"
-# The agent CLIs `init` looks for, in the order they take task roles, with their preset type.
-PRESETS = (("claude", "claude_code"), ("codex", "openai_codex"), ("gemini", "gemini_cli"))
-LOGIN = {"claude": "claude (once, to log in)", "codex": "codex login", "gemini": "gemini (once)"}
 # The roles of the first, second and third agent: the reviewer is never the planner.
 ROLES = ("[planner, researcher, implementer]", "[reviewer, verifier]", "[arbiter]")
 LABELS = (
@@ -50,14 +47,15 @@ _SKIP = shutil.ignore_patterns(".freemad", "__pycache__", ".pytest_cache", ".git
 def init_command(force: bool, mock: bool, with_github: bool) -> None:
     """Write a starter freemad.yaml into the current folder.
 
-    Its agents are the agent CLIs found on PATH (claude, codex, gemini), or the
-    bundled mock agents when there are none. Every command run in this folder, or
+    Its agents are the agent CLIs found on PATH (claude, codex, gemini, copilot,
+    opencode, qwen; see `freemad agents`), or the bundled mock agents when there
+    are none. Every command run in this folder, or
     below it, then finds it without --config.
     """
     from freemad.config import parse_config
 
     target = Path(CONFIG_NAME)
-    found = [] if mock else [(name, kind) for name, kind in PRESETS if shutil.which(name)]
+    found = [] if mock else _agent_clis()
     text = _real_config(found) if found else _mock_config()
     parse_config(text, name=CONFIG_NAME)  # what we write must load
     workflow = _workflow() if with_github else None
@@ -68,8 +66,8 @@ def init_command(force: bool, mock: bool, with_github: bool) -> None:
     _write(target, text)
     agents = ", ".join(name for name, _ in found) if found else "the mock agents (no login)"
     click.echo(f"wrote {target}: {agents}")
-    for name, _ in found:
-        click.echo(f"  log in first if you have not: {LOGIN[name]}")
+    for _name, kind in found:
+        click.echo(f"  log in first if you have not: {_login_hint(kind)}")
     if workflow is not None:
         _write(WORKFLOW, workflow)
         click.echo(f"wrote {WORKFLOW}: replace OWNER/freemad and SHA in it (see its header)")
@@ -77,6 +75,33 @@ def init_command(force: bool, mock: bool, with_github: bool) -> None:
         for label, description in LABELS:
             click.echo(f'  gh label create {label} --color 5319e7 --description "{description}"')
     click.echo('next: freemad "Write a function that returns Fibonacci(n)."')
+
+
+def _agent_clis() -> list[tuple[str, str]]:
+    """The agent CLIs on PATH (or beside this Python), in the order they take task roles, as
+    (program, preset type): those `freemad agents` lists that need no model named in the
+    config (llm and aider do, so they are left for the user to add)."""
+    from freemad.agents.catalog import config_entry, known_types
+    from freemad.agents.invocation import CommandNotFound, resolve_program
+
+    found = []
+    for agent_type in known_types():
+        entry = config_entry(agent_type)
+        if "cli_args" in entry:
+            continue
+        try:
+            resolve_program(entry["id"])
+        except CommandNotFound:
+            continue
+        found.append((entry["id"], agent_type.value))
+    return found
+
+
+def _login_hint(kind: str) -> str:
+    from freemad.agents.presets import PRESETS
+    from freemad.config.models import AgentType
+
+    return PRESETS[AgentType(kind)].login_hint
 
 
 def _write(path: Path, text: str) -> None:
@@ -95,7 +120,7 @@ def _mock_config() -> str:
     return (
         "# FREE-MAD's config for this folder (written by `freemad init`; docs/configuration.md).\n"
         "# No agent CLI was found on PATH, so these are the bundled mock agents: no login, no\n"
-        "# network. Install and log in to claude, codex or gemini, then run\n"
+        "# network. Install and log in to an agent CLI (`freemad agents` lists them), then run\n"
         "# `freemad init --force` to use them instead.\n"
         "agents:" + body + _state_lines()
     )

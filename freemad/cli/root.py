@@ -255,6 +255,7 @@ def _read_stdin() -> str:
 
 
 def _register_groups() -> None:
+    from freemad.cli.agents import agents_command
     from freemad.cli.bot import bot_group
     from freemad.cli.evolve import evolve_group
     from freemad.cli.github import github_group
@@ -268,6 +269,7 @@ def _register_groups() -> None:
     cli.add_command(bot_group)
     cli.add_command(site_group)
     cli.add_command(init_command)
+    cli.add_command(agents_command)
     cli.add_command(example_group)
 
 

@@ -23,6 +23,11 @@ class AgentType(str, Enum):
     CLAUDE_CODE = "claude_code"
     OPENAI_CODEX = "openai_codex"
     GEMINI_CLI = "gemini_cli"
+    COPILOT_CLI = "copilot_cli"
+    OPENCODE = "opencode"
+    QWEN_CODE = "qwen_code"
+    LLM = "llm"
+    AIDER = "aider"
     GENERIC = "generic"
 
 
@@ -45,6 +50,11 @@ PRESET_COMMANDS: dict[AgentType, str] = {
     AgentType.CLAUDE_CODE: "claude",
     AgentType.OPENAI_CODEX: "codex exec",
     AgentType.GEMINI_CLI: "gemini",
+    AgentType.COPILOT_CLI: "copilot",
+    AgentType.OPENCODE: "opencode run",
+    AgentType.QWEN_CODE: "qwen",
+    AgentType.LLM: "llm prompt",
+    AgentType.AIDER: "aider",
 }
 
 ArgValue = str | int | float | bool
@@ -73,7 +83,9 @@ class AgentConfig(StrictModel):
         description="Unique name: letters, digits, '_', '.', '-'; shown in results and transcripts."
     )
     type: AgentType = _doc(
-        "Preset: claude_code, openai_codex, gemini_cli, or generic.", AgentType.GENERIC
+        "Preset: claude_code, openai_codex, gemini_cli, copilot_cli, opencode, qwen_code, llm, "
+        "aider, or generic.",
+        AgentType.GENERIC,
     )
     enabled: bool = _doc("Take part in debates; a disabled agent is kept but never called.", True)
     cli_command: str | None = _doc(

@@ -105,7 +105,17 @@ class SecurityConfig(StrictModel):
 
     cli_allowed_commands: list[str] = _doc(
         "Programs an agent may run, matched against the first word of its command.",
-        lambda: ["claude", "codex", "gemini", "freemad-mock-agent"],
+        lambda: [
+            "claude",
+            "codex",
+            "gemini",
+            "copilot",
+            "opencode",
+            "qwen",
+            "llm",
+            "aider",
+            "freemad-mock-agent",
+        ],
     )
     cli_use_shell: bool = _doc(
         "Must be false: agents never run through a shell.",

@@ -14,7 +14,14 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "install-agent-clis.sh"
 BASH = shutil.which("bash")
 NODE = shutil.which("node")
-PINNED = ["@anthropic-ai/claude-code@2.1.197", "@openai/codex@0.171.0", "@google/gemini-cli@0.61.0"]
+PINNED = [
+    "@anthropic-ai/claude-code@2.1.197",
+    "@openai/codex@0.171.0",
+    "@google/gemini-cli@0.61.0",
+    "@github/copilot@1.0.102",
+    "opencode-ai@1.18.33",
+    "@qwen-code/qwen-code@0.24.4",
+]
 
 pytestmark = pytest.mark.skipif(BASH is None, reason="bash is not installed")
 
@@ -32,7 +39,14 @@ prefix = Path(args[args.index("--prefix") + 1])
 modules = prefix / "node_modules"
 bin_dir = modules / ".bin"
 bin_dir.mkdir(parents=True, exist_ok=True)
-versions = {{"claude": "2.1.197 (Claude Code)", "codex": "codex-cli 0.171.0", "gemini": "0.61.0"}}
+versions = {{
+    "claude": "2.1.197 (Claude Code)",
+    "codex": "codex-cli 0.171.0",
+    "gemini": "0.61.0",
+    "copilot": "GitHub Copilot CLI 1.0.102.",
+    "opencode": "1.18.33",
+    "qwen": "0.24.4",
+}}
 for cli, version in versions.items():
     body = f"echo '{{version}}'"
     if cli == os.environ.get("FAKE_NPM_BROKEN"):
@@ -61,7 +75,13 @@ def run_script(
         [BASH, str(script), *args],
         capture_output=True,
         text=True,
-        env={"PATH": path, "HOME": str(log.parent), "FAKE_LOG": str(log), **env},
+        env={
+            "PATH": path,
+            "HOME": str(log.parent),
+            "FAKE_LOG": str(log),
+            "FREEMAD_AGENT_PY_PACKAGES": "",
+            **env,
+        },
         timeout=120,
         check=False,
     )
@@ -98,7 +118,7 @@ def test_installs_the_pinned_clis_and_prints_the_bin_folder(tmp_path: Path, npm_
     assert done.stdout == f"{prefix}/node_modules/.bin\n"
     (npm,) = log_lines(log)
     assert npm.startswith(f"npm install --prefix {prefix} ")
-    assert npm.split()[-3:] == PINNED
+    assert npm.split()[-6:] == PINNED
     assert "claude: 2.1.197 (Claude Code)" in done.stderr
 
 
