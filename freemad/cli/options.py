@@ -87,6 +87,15 @@ def verbose() -> bool:
     return bool(ctx.meta.get(_VERBOSE)) if ctx is not None else False
 
 
+# A debate's critique rounds, where a command runs debates (`freemad`, `freemad eval run`).
+rounds_option = click.option(
+    "--rounds",
+    "-r",
+    metavar="N",
+    type=click.IntRange(0, 50),
+    help="Critique rounds after the first proposals (default: debate.rounds).",
+)
+
 # `inspect` always prints JSON; `--json` is accepted so scripts may pass it as to the others.
 inspect_json_option = click.option(
     "--json", is_flag=True, expose_value=False, help="Accepted: inspect prints JSON."

@@ -10,7 +10,7 @@ import click
 
 from freemad import __version__
 from freemad.cli.loading import load_config
-from freemad.cli.options import config_option
+from freemad.cli.options import config_option, rounds_option
 from freemad.errors import FreemadError, UsageError
 
 if TYPE_CHECKING:
@@ -92,13 +92,7 @@ def cli() -> None:
 )
 @click.argument("requirement", required=False)
 @config_option()
-@click.option(
-    "--rounds",
-    "-r",
-    metavar="N",
-    type=click.IntRange(0, 50),
-    help="Critique rounds after the first proposals (default: debate.rounds).",
-)
+@rounds_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines, even on a terminal.")
 @click.option(
@@ -257,6 +251,7 @@ def _read_stdin() -> str:
 def _register_groups() -> None:
     from freemad.cli.agents import agents_command
     from freemad.cli.bot import bot_group
+    from freemad.cli.eval import eval_group
     from freemad.cli.evolve import evolve_group
     from freemad.cli.github import github_group
     from freemad.cli.init import example_group, init_command
@@ -268,6 +263,7 @@ def _register_groups() -> None:
     cli.add_command(github_group)
     cli.add_command(bot_group)
     cli.add_command(site_group)
+    cli.add_command(eval_group)
     cli.add_command(init_command)
     cli.add_command(agents_command)
     cli.add_command(example_group)

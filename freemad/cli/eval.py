@@ -1,0 +1,209 @@
+"""`freemad eval`: does the debate help? Accuracy against ground truth, every decision rule read
+from the same debates (docs/eval.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from freemad.cli.eval_simulate import simulate
+from freemad.cli.options import config_option, rounds_option
+from freemad.errors import UsageError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from freemad.eval.datasets import Dataset
+
+_DATASET_HELP = "A JSONL file of items (id, question, answer, checker), or `humaneval`."
+
+
+def _dataset_options(command: F) -> F:
+    """--dataset, --limit and --skip-bad: the items a command grades."""
+    for option in (
+        click.option("--skip-bad", is_flag=True, help="Leave bad items out instead of refusing."),
+        click.option(
+            "--limit", type=click.IntRange(1), metavar="K", help="Only the first K items."
+        ),
+        click.option("--dataset", required=True, metavar="FILE|humaneval", help=_DATASET_HELP),
+    ):
+        command = option(command)
+    return command
+
+
+def _report_options(command: F) -> F:
+    """--json and --quiet: how the report and the progress are shown."""
+    command = click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")(
+        command
+    )
+    return click.option(
+        "--json", "as_json", is_flag=True, help="Print the report as JSON on stdout."
+    )(command)
+
+
+def _out_option(help: str) -> Callable[[F], F]:
+    return click.option(
+        "--out", required=True, metavar="DIR", type=click.Path(file_okay=False), help=help
+    )
+
+
+@click.group("eval")
+def eval_group() -> None:
+    """Measure accuracy: Free-MAD against majority votes and single agents.
+
+    \b
+    Examples:
+      freemad eval run --dataset questions.jsonl --rounds 1 --out eval/
+      freemad eval run --dataset humaneval --limit 20 --out eval-he/
+      freemad eval rescore --dataset questions.jsonl --transcripts eval/transcripts --out again/
+    """
+
+
+eval_group.add_command(simulate)
+
+
+@eval_group.command("run")
+@_dataset_options
+@config_option()
+@rounds_option
+@_out_option("Where the report, each item's row and the transcripts go; a rerun resumes there.")
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1),
+    metavar="C",
+    help="Items debated at once (default and most: budget.max_concurrent_agents divided by "
+    "the number of agents).",
+)
+@_report_options
+def run_command(
+    *,
+    dataset: str,
+    limit: int | None,
+    config_path: str | None,
+    rounds: int | None,
+    out: str,
+    skip_bad: bool,
+    concurrency: int | None,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Debate each item of the dataset once, then grade every method from the same debate.
+
+    Methods: single (each agent's first answer, and their mean), majority_initial,
+    majority_final and freemad (the debate's own decision). Writes DIR/report.json and
+    prints a table; finished items are kept in DIR, so running again resumes.
+
+    \b
+    Exit status: 0 the report was written; 1 a failure; 2 bad input (an option,
+                 the config, bad items without --skip-bad).
+    """
+    from pathlib import Path
+
+    from freemad.cli.loading import load_config
+    from freemad.eval.runs import run_evaluation
+    from freemad.wiring import ADAPTERS
+
+    config = load_config(config_path).config
+    data = _dataset(dataset, limit, skip_bad=skip_bad)
+    agents = len(config.enabled_agents)
+    most = max(1, config.budget.max_concurrent_agents // max(agents, 1))
+    chosen = most if concurrency is None else min(concurrency, most)
+    say = _progress(quiet)
+    if concurrency is not None and concurrency > most:
+        say(
+            f"--concurrency {concurrency} is more than budget.max_concurrent_agents "
+            f"({config.budget.max_concurrent_agents}) allows for {agents} agent(s): {most}"
+        )
+    try:
+        report = run_evaluation(
+            data,
+            config,
+            Path(out),
+            rounds=rounds,
+            adapters=ADAPTERS,
+            concurrency=chosen,
+            progress=say,
+        )
+    except KeyboardInterrupt:
+        say(f"interrupted; finished items are kept in {out}: run the same command to resume")
+        raise
+    _print(report, as_json=as_json, where=Path(out) / "report.json")
+
+
+@eval_group.command("rescore")
+@_dataset_options
+@click.option(
+    "--transcripts",
+    required=True,
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="JSON transcripts; matched by DIR/index.jsonl (item id to file or run id), else by "
+    "requirement == question.",
+)
+@config_option("Config whose security.sandbox runs code items (default: found as usual).")
+@_out_option("Where report.json goes.")
+@_report_options
+def rescore_command(
+    *,
+    dataset: str,
+    limit: int | None,
+    transcripts: str,
+    config_path: str | None,
+    out: str,
+    skip_bad: bool,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Grade existing transcripts against the dataset: the same report, no agent called."""
+    from pathlib import Path
+
+    from freemad.cli.loading import load_config
+    from freemad.eval.rescore import rescore
+    from freemad.wiring import ADAPTERS
+
+    config = load_config(config_path).config
+    data = _dataset(dataset, limit, skip_bad=skip_bad)
+    say = _progress(quiet)
+    report = rescore(data, Path(transcripts), config, Path(out), adapters=ADAPTERS, progress=say)
+    _print(report, as_json=as_json, where=Path(out) / "report.json")
+
+
+def _dataset(source: str, limit: int | None, *, skip_bad: bool) -> Dataset:
+    from freemad.eval.datasets import load_dataset
+
+    data = load_dataset(source, limit=limit)
+    if data.problems:
+        for problem in data.problems:
+            click.echo(f"freemad: bad item: {problem}", err=True)
+        if not skip_bad:
+            raise UsageError(
+                f"{len(data.problems)} bad item(s) in {data.name}",
+                hint="fix them, or pass --skip-bad to leave them out",
+            )
+    if not data.items:
+        raise UsageError(f"no items in {data.name}")
+    return data
+
+
+def _progress(quiet: bool) -> Callable[[str], None]:
+    def say(line: str) -> None:
+        if not quiet:
+            click.echo(f"freemad eval: {line}", err=True)
+
+    return say
+
+
+def _print(report: dict[str, Any], *, as_json: bool, where: Path) -> None:
+    import json
+
+    from freemad.eval.report import table
+
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+    else:
+        click.echo(table(report))
+        click.echo(f"report: {where}")

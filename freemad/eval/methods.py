@@ -1,0 +1,80 @@
+"""Every decision rule read from one debate's transcript: each agent's round-0 answer (`single`),
+the round-0 and final-round majorities, and the debate's own Free-MAD decision. Pure: a
+transcript and a normal form in, answers out.
+
+A majority counts the agents holding each normal form (an agent whose answer has none does not
+vote). Ties go to the tied answer held first: earliest round, and within a round the agent whose
+id sorts first; so in round 0, the answer of the first agent by id among those tied.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from freemad.debate.records import DebateResult
+
+METHODS = ("single", "majority_initial", "majority_final", "freemad")
+Normalize = Callable[[str | None], str | None]
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """Who held what after each round (agents by id), and the debate's decision."""
+
+    agents: tuple[str, ...]
+    held: tuple[dict[str, str], ...]  # per round: agent -> the answer text held after it
+    decision: str | None
+
+    def initial(self, agent: str) -> str | None:
+        return self.held[0].get(agent) if self.held else None
+
+
+def trajectory(result: DebateResult) -> Trajectory:
+    """What a transcript says each agent held after each round; a failed or cut turn carries the
+    agent's answer forward, as the debate itself does."""
+    named = result.settings.get("agents")
+    agents = set(named) if isinstance(named, list) else set()
+    holdings: dict[str, str] = {}
+    held: list[dict[str, str]] = []
+    for record in result.transcript:
+        agents |= set(record.agents)
+        for agent_id, turn in record.agents.items():
+            if turn.status == "ok" and turn.response is not None:
+                holdings[agent_id] = turn.response.solution
+        held.append(dict(holdings))
+    decision = result.final_solution if result.status == "completed" else None
+    return Trajectory(tuple(sorted(agents)), tuple(held), decision)
+
+
+def majority(held: tuple[dict[str, str], ...], upto: int, normalize: Normalize) -> str | None:
+    """The normal form most agents held after round `upto`; ties as the module says; None when
+    nobody held a gradable answer."""
+    if not held or upto >= len(held):
+        return None
+    first_seen: dict[str, int] = {}
+    for round_held in held[: upto + 1]:
+        for agent in sorted(round_held):
+            form = normalize(round_held[agent])
+            if form is not None:
+                first_seen.setdefault(form, len(first_seen))
+    votes = Counter(
+        form for form in (normalize(text) for text in held[upto].values()) if form is not None
+    )
+    if not votes:
+        return None
+    return min(votes, key=lambda form: (-votes[form], first_seen[form]))
+
+
+def decisions(
+    path: Trajectory, normalize: Normalize
+) -> tuple[dict[str, str | None], dict[str, str | None]]:
+    """Each method's answer, as a normal form: `single` per agent, then the others."""
+    last = len(path.held) - 1
+    single = {agent: normalize(path.initial(agent)) for agent in path.agents}
+    return single, {
+        "majority_initial": majority(path.held, 0, normalize),
+        "majority_final": majority(path.held, last, normalize),
+        "freemad": normalize(path.decision),
+    }

@@ -1,0 +1,185 @@
+"""Running an evaluation: one debate per item, graded by every method, kept one file per item so a
+rerun resumes. The debate's agents and the sandbox come from the adapters the surface hands in.
+
+An output folder holds `run.json` (what was evaluated: dataset, config digest, rounds),
+`items/*.json` (one graded row per finished item), `transcripts/` (each debate's transcript and
+`index.jsonl`, item id to transcript) and `report.json`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from freemad import runner
+from freemad.config.models import FreemadConfig
+from freemad.debate import arun_debate, write_transcript
+from freemad.debate.records import DebateResult
+from freemad.debate.transcript import transcript_data
+from freemad.errors import FreemadError, UsageError
+from freemad.eval.datasets import Dataset, Item
+from freemad.eval.grading import Progress, code_sandbox, failed_row, grade, quiet, write_json
+from freemad.eval.report import build_report
+from freemad.eval.rescore import INDEX
+from freemad.ports import Adapters
+from freemad.redact import Redactor
+from freemad.sandbox.port import Sandbox
+
+
+def item_file(out: Path, item_id: str) -> Path:
+    """Where an item's graded row is kept: its id made safe for a file name, and a hash of it."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", item_id)[:60]
+    digest = hashlib.sha256(item_id.encode("utf-8")).hexdigest()[:10]
+    return out / "items" / f"{safe}-{digest}.json"
+
+
+def settings_digest(config: FreemadConfig) -> str:
+    """A fingerprint of the config's settings that can change an answer: all of it but where
+    transcripts and logs go and how verbose they are."""
+    data = config.model_dump(mode="json", exclude={"output", "logging"})
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+class Evaluation:
+    """One output folder: what it holds, what is left to run, and running it."""
+
+    def __init__(
+        self,
+        dataset: Dataset,
+        config: FreemadConfig,
+        out: Path,
+        *,
+        rounds: int | None,
+        adapters: Adapters,
+        progress: Progress = quiet,
+    ) -> None:
+        self.dataset = dataset
+        self.config = config
+        self.out = out
+        self.rounds = config.debate.rounds if rounds is None else rounds
+        self.adapters = adapters
+        self.progress = progress
+        self.header = {
+            "dataset": dataset.name,
+            "config_digest": settings_digest(config),
+            "rounds": self.rounds,
+            "agents": [a.id for a in config.enabled_agents],
+        }
+        self.redactor = Redactor(config.security.redact_patterns)
+        self.output = config.output.model_copy(
+            update={"transcript_dir": str(out / "transcripts"), "format": "json"}
+        )
+
+    def claim_folder(self) -> None:
+        """Refuse a folder that holds an evaluation of something else; mark it as ours."""
+        marker = self.out / "run.json"
+        if marker.is_file():
+            try:
+                before = json.loads(marker.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                before = None
+            if not isinstance(before, dict) or any(
+                before.get(key) != self.header[key]
+                for key in ("dataset", "config_digest", "rounds")
+            ):
+                raise UsageError(
+                    f"{self.out} holds an evaluation of another dataset, config or --rounds; "
+                    "give another --out, or remove it to start again"
+                )
+        elif self.out.exists() and not self.out.is_dir():
+            raise UsageError(f"--out {self.out} is a file, not a folder")
+        try:
+            write_json(marker, self.header)
+        except OSError as exc:
+            raise UsageError(f"cannot write into {self.out}: {exc.strerror or exc}") from None
+
+    def finished(self) -> dict[str, dict[str, Any]]:
+        """The rows kept from an earlier run, for the items they still describe."""
+        kept: dict[str, dict[str, Any]] = {}
+        for item in self.dataset.items:
+            path = item_file(self.out, item.id)
+            try:
+                row = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(row, dict) and row.get("fingerprint") == item.fingerprint():
+                kept[item.id] = row
+        return kept
+
+    def run(self, concurrency: int) -> dict[str, Any]:
+        sandbox = code_sandbox(self.dataset, self.config, self.adapters)
+        self.claim_folder()
+        rows = self.finished()
+        pending = [item for item in self.dataset.items if item.id not in rows]
+        total = len(self.dataset.items)
+        self.progress(
+            f"{total} item(s): {len(rows)} already done, {len(pending)} to run, "
+            f"up to {concurrency} at a time"
+        )
+        rows |= runner.run(self._run_all(pending, concurrency, sandbox, len(rows), total))
+        report = build_report([rows[item.id] for item in self.dataset.items], self.header)
+        write_json(self.out / "report.json", report)
+        return report
+
+    async def _run_all(
+        self, pending: list[Item], concurrency: int, sandbox: Sandbox | None, done: int, total: int
+    ) -> dict[str, dict[str, Any]]:
+        limit = asyncio.Semaphore(concurrency)
+        rows: dict[str, dict[str, Any]] = {}
+        counter = [done]
+
+        async def one(item: Item) -> None:
+            async with limit:
+                started = time.monotonic()
+                rows[item.id] = row = await self._run_item(item, sandbox)
+                counter[0] += 1
+                right = "right" if row["methods"]["freemad"]["correct"] else "wrong"
+                self.progress(
+                    f"[{counter[0]}/{total}] {item.id}: {row['status']}, freemad {right} "
+                    f"({time.monotonic() - started:.1f}s)"
+                )
+
+        await asyncio.gather(*(one(item) for item in pending))
+        return rows
+
+    async def _run_item(self, item: Item, sandbox: Sandbox | None) -> dict[str, Any]:
+        try:
+            result = await arun_debate(
+                item.question, self.config, rounds=self.rounds, adapters=self.adapters
+            )
+        except FreemadError as exc:
+            # Not kept: a rerun tries the item again.
+            return failed_row(item, exc.one_line())
+        data = transcript_data(result, self.redactor)
+        path = await asyncio.to_thread(write_transcript, result, self.output, self.redactor)
+        row = await asyncio.to_thread(grade, item, DebateResult.model_validate(data), sandbox)
+        row["transcript"] = str(Path("transcripts") / path.name)
+        row["fingerprint"] = item.fingerprint()
+        write_json(item_file(self.out, item.id), row)
+        with (self.out / "transcripts" / INDEX).open("a", encoding="utf-8") as index:
+            index.write(
+                json.dumps({"id": item.id, "run_id": result.run_id, "transcript": path.name}) + "\n"
+            )
+        return row
+
+
+def run_evaluation(
+    dataset: Dataset,
+    config: FreemadConfig,
+    out: Path,
+    *,
+    rounds: int | None,
+    adapters: Adapters,
+    concurrency: int,
+    progress: Progress = quiet,
+) -> dict[str, Any]:
+    """Evaluate `dataset` into `out`, skipping the items finished there before; the report."""
+    return Evaluation(
+        dataset, config, out, rounds=rounds, adapters=adapters, progress=progress
+    ).run(concurrency)
