@@ -45,5 +45,25 @@ test: venv agent-clis github-descriptions lint types unit
 demo: venv
 	$(BIN)/freemad "Write a function that returns Fibonacci(n)." --rounds 1
 
+# Mutation testing of the pure core (scripts/mutation.py; docs/testing.md): every mutant of
+# freemad/core/ run against the fast tests that reach it, at least 95% killed in each module,
+# the report in .mutation/report.json. MUTATION_ARGS="--changed-since origin/main" narrows it to
+# the modules a change touched; "scoring tasks" to those two.
+.PHONY: mutation
+mutation: venv
+	$(BIN)/python scripts/mutation.py $(MUTATION_ARGS)
+
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis transcripts
+
+# The container image (Dockerfile): docker where a daemon answers, else podman, else buildah
+# (scripts/image.sh; IMAGE=, BASE_IMAGE=, ENGINE= choose).
+.PHONY: image image-test
+image:
+	bash scripts/image.sh
+
+# hadolint, then the image built on a Debian base made here with debootstrap and run: the CLI, a
+# mock debate, the bot with its health check, `github simulate`, what it must not hold, its size
+# (scripts/image-test.sh; docs/bot.md). SKIPPED, saying why, where containers cannot be built.
+image-test:
+	PYTHON=$(PYTHON) bash scripts/image-test.sh

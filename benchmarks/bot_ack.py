@@ -1,15 +1,21 @@
-"""How fast the webhook bot acknowledges deliveries: real gunicorn on loopback, 16 senders at once.
+"""How fast the webhook bot acknowledges deliveries, beside a gidgethub + aiohttp peer in the same run.
 
-`freemad bot serve` with the local executor (SQLite delivery log and SQLite queue, as one machine
-runs it); no worker runs, so every accepted delivery is verified, recorded and enqueued, which is
-all the web process does. Each sender thread keeps one HTTP/1.1 connection and posts signed
-deliveries of a realistic size (an issue_comment payload of about 8 KB), each with its own
-delivery id. Latency is from sending the request to reading the whole answer.
+Ours: `freemad bot serve` on loopback with the local executor (SQLite delivery log and SQLite
+queue, as one machine runs it); no worker runs, so every accepted delivery is verified, recorded
+and enqueued, which is all the web process does. The peer (`bot_ack_peer.py`): gidgethub +
+aiohttp recording each delivery in one SQLite row (WAL, synchronous=NORMAL, as ours) before its
+202, in the benchmark's own virtualenv (`.cache/bench-venv`, made and filled from PyPI on first
+use). Both run at once; the load goes to one at a time, alternating which goes first each round.
 
-Figures: acknowledgement latency (p50, p90, p99, max) against the 50 ms p99 budget, deliveries
-per second over the run, and the resident memory of the gunicorn master and each web worker.
+Each sender thread keeps one HTTP/1.1 connection and posts signed deliveries of a realistic size
+(an issue_comment payload of about 8 KB), each with its own delivery id. Latency is from sending
+the request to reading the whole answer. Closed loop: back to back; open loop: each sender on a
+schedule. CPU per acknowledgement: the server's processes' user + system time over the volley
+(gunicorn's master, its workers, and workers it reaped meanwhile), divided by the deliveries.
+Every delivery must get a 202 and be in the server's database afterwards: both are counted.
 
-Run: .venv/bin/python benchmarks/bot_ack.py [--senders 16] [--per-sender 100] [--workers N]
+Run: .venv/bin/python benchmarks/bot_ack.py [--senders 16] [--per-sender 100] [--rounds 3]
+     [--workers N] [--rate 10] [--no-peer] [--max-requests N]
 (--workers defaults to the bot's own default, CPUs + 1.)
 """
 
@@ -21,6 +27,7 @@ import hmac
 import http.client
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -28,11 +35,16 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 from _common import console_script, emit, free_port, machine, progress, summary, wait_ready
 
 SECRET = "benchmark-secret"
 BUDGET_P99_MS = 50.0
+ROOT = Path(__file__).resolve().parents[1]
+PEER_VENV = ROOT / ".cache" / "bench-venv"
+PEER_PACKAGES = ("gidgethub", "aiohttp")
+_TICK = os.sysconf("SC_CLK_TCK")
 
 
 def payload() -> bytes:
@@ -80,12 +92,54 @@ def children(pid: int) -> list[int]:
     return found
 
 
+def tree_cpu(pid: int) -> float:
+    """Seconds of CPU used by `pid` and the children it reaped, plus its live children's."""
+    fields = _stat(pid)
+    total = sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+    for child in children(pid):
+        try:
+            total += sum(int(value) for value in _stat(child)[11:13])
+        except OSError:
+            continue  # gone meanwhile: its time moves to the parent's cutime once reaped
+    return total / _TICK
+
+
+def _stat(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+class Target:
+    """One server under test: where it listens, its process, the database it records in."""
+
+    def __init__(self, name: str, process: subprocess.Popen[bytes], port: int, db: Path) -> None:
+        self.name, self.process, self.port, self.db = name, process, port, db
+        self.closed: list[float] = []
+        self.closed_seconds = 0.0
+        self.closed_cpu = 0.0
+        self.paced: list[float] = []
+        self.paced_cpu = 0.0
+        self.sent: list[str] = []
+        self.refused: list[str] = []
+
+    def recorded(self) -> set[str]:
+        with sqlite3.connect(self.db) as db:
+            return {str(row[0]) for row in db.execute("SELECT delivery_id FROM deliveries")}
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
 def sender(
-    port: int, body: bytes, count: int, rate: float, latencies: list[float], errors: list[str]
+    port: int, body: bytes, count: int, rate: float, latencies: list[float], target: Target
 ) -> None:
     """`count` deliveries; with `rate` > 0 one every 1/rate seconds (open loop: the schedule does
-    not wait for slow answers), else back to back (closed loop: as fast as the bot answers)."""
-    signature = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
+    not wait for slow answers), else back to back (closed loop: as fast as the bot answers).
+    Each body is unique (the bot refuses a body it has seen as a replay)."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     start = time.perf_counter()
     try:
@@ -94,107 +148,217 @@ def sender(
                 pause = start + number / rate - time.perf_counter()
                 if pause > 0:
                     time.sleep(pause)
+            delivery_id = str(uuid.uuid4())
+            unique = body[:-1] + b', "bench_delivery": "' + delivery_id.encode() + b'"}'
+            signature = "sha256=" + hmac.new(SECRET.encode(), unique, hashlib.sha256).hexdigest()
             headers = {
                 "Content-Type": "application/json",
+                "User-Agent": "GitHub-Hookshot/bench",
                 "X-GitHub-Event": "issue_comment",
-                "X-GitHub-Delivery": str(uuid.uuid4()),
+                "X-GitHub-Delivery": delivery_id,
                 "X-Hub-Signature-256": signature,
             }
+            target.sent.append(delivery_id)
             began = time.perf_counter()
-            connection.request("POST", "/webhook", body=body, headers=headers)
+            connection.request("POST", "/webhook", body=unique, headers=headers)
             answer = connection.getresponse()
             answer.read()
             latencies.append((time.perf_counter() - began) * 1000)
             if answer.status != 202:
-                errors.append(str(answer.status))
+                target.refused.append(f"{delivery_id}: {answer.status}")
     finally:
         connection.close()
 
 
 def volley(
-    port: int, senders: int, per_sender: int, rate: float = 0.0
-) -> tuple[list[float], list[str], float]:
+    target: Target, senders: int, per_sender: int, rate: float = 0.0
+) -> tuple[list[float], float, float]:
+    """Latencies (ms), wall seconds and server CPU seconds of one volley at `target`."""
     body = payload()
     latencies: list[float] = []
-    errors: list[str] = []
     threads = [
-        threading.Thread(target=sender, args=(port, body, per_sender, rate, latencies, errors))
+        threading.Thread(
+            target=sender, args=(target.port, body, per_sender, rate, latencies, target)
+        )
         for _ in range(senders)
     ]
+    cpu = tree_cpu(target.process.pid)
     began = time.perf_counter()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    return latencies, errors, time.perf_counter() - began
+    seconds = time.perf_counter() - began
+    return latencies, seconds, tree_cpu(target.process.pid) - cpu
+
+
+def peer_python(given: str | None) -> str:
+    """The benchmark's own interpreter with gidgethub and aiohttp, made on first use."""
+    if given:
+        return given
+    python = PEER_VENV / "bin" / "python"
+    if not python.exists():
+        progress(f"making {PEER_VENV} with {', '.join(PEER_PACKAGES)} from PyPI")
+        subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *PEER_PACKAGES], check=True)
+    return str(python)
+
+
+def versions(python: str) -> dict[str, str]:
+    script = (
+        "import importlib.metadata as m, json, platform;"
+        f"print(json.dumps({{p: m.version(p) for p in {list(PEER_PACKAGES)!r}}}"
+        " | {'python': platform.python_version()}))"
+    )
+    done = subprocess.run([python, "-c", script], capture_output=True, text=True, check=True)
+    found: dict[str, str] = json.loads(done.stdout)
+    return found
+
+
+def start_ours(folder: Path, workers: int, max_requests: int | None) -> Target:
+    port = free_port()
+    env = {
+        **os.environ,
+        "FREEMAD_WEBHOOK_SECRET": SECRET,
+        "FREEMAD_GITHUB_TOKEN": "not-used-by-the-web-edge",
+        "FREEMAD_STATE_DIR": str(folder / "bot"),
+        "FREEMAD_EXECUTOR": "local",
+        "HOME": str(folder),
+    }
+    command = [console_script("freemad"), "bot", "serve", "--host", "127.0.0.1"]
+    command += ["--port", str(port), "--workers", str(workers)]
+    if max_requests is not None:  # straight to gunicorn, which serve runs with these settings
+        command = [sys.executable, "-m", "gunicorn", "-c", "python:freemad.bot.gunicorn_conf"]
+        command += ["--max-requests", str(max_requests), "-w", str(workers)]
+        command += ["-b", f"127.0.0.1:{port}"]
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    target = Target("freemad", process, port, folder / "bot" / "deliveries.sqlite3")
+    wait_ready(port, process, "/healthz")
+    return target
+
+
+def start_peer(folder: Path, python: str) -> Target:
+    port = free_port()
+    db = folder / "peer.sqlite3"
+    script = str(Path(__file__).with_name("bot_ack_peer.py"))
+    process = subprocess.Popen(
+        [python, script, str(port), str(db), SECRET],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    target = Target("gidgethub_aiohttp", process, port, db)
+    wait_ready(port, process, "/healthz")
+    return target
+
+
+def figures(target: Target, rate: float, senders: int) -> dict[str, Any]:
+    recorded = target.recorded()
+    answered = len(target.closed) + len(target.paced)
+    return {
+        "closed_loop": {
+            "deliveries": len(target.closed),
+            "ack_latency_ms": {**summary(target.closed, 2), "p99": round(_p99(target.closed), 2)},
+            "deliveries_per_second": round(len(target.closed) / target.closed_seconds, 1),
+            "cpu_ms_per_ack": round(1000 * target.closed_cpu / len(target.closed), 3),
+        },
+        "open_loop": {
+            "offered_per_second": senders * rate,
+            "deliveries": len(target.paced),
+            "ack_latency_ms": {**summary(target.paced, 2), "p99": round(_p99(target.paced), 2)},
+            "cpu_ms_per_ack": round(1000 * target.paced_cpu / max(1, len(target.paced)), 3),
+        },
+        "sent": len(target.sent),
+        "answered": answered,
+        "non_202": len(target.refused),
+        "first_non_202": target.refused[:3],
+        "recorded": len(recorded & set(target.sent)),
+        "rss_kib": [rss_kib(target.process.pid)]
+        + [rss_kib(pid) for pid in children(target.process.pid)],
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--senders", type=int, default=16)
     parser.add_argument("--per-sender", type=int, default=100)
-    parser.add_argument("--workers", type=int, default=(os.cpu_count() or 1) + 1)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=min((os.cpu_count() or 1) + 1, 8))
     parser.add_argument(
         "--rate", type=float, default=10.0, help="deliveries a second per sender, open loop"
     )
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="freemad-bot-bench-") as folder:
-        port = free_port()
-        env = {
-            **os.environ,
-            "FREEMAD_WEBHOOK_SECRET": SECRET,
-            "FREEMAD_GITHUB_TOKEN": "not-used-by-the-web-edge",
-            "FREEMAD_STATE_DIR": folder,
-            "FREEMAD_EXECUTOR": "local",
-            "HOME": folder,
-        }
-        command = [console_script("freemad"), "bot", "serve", "--host", "127.0.0.1"]
-        command += ["--port", str(port), "--workers", str(args.workers)]
-        process = subprocess.Popen(
-            command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        try:
-            wait_ready(port, process, "/healthz")
-            progress("warming up")
-            volley(port, args.senders, 5)
-            progress(f"closed loop: {args.senders} senders x {args.per_sender}, back to back")
-            latencies, errors, seconds = volley(port, args.senders, args.per_sender)
-            progress(f"open loop: {args.senders} senders x {args.per_sender} at {args.rate}/s each")
-            paced, paced_errors, _ = volley(port, args.senders, args.per_sender, args.rate)
-            errors += paced_errors
-            workers = children(process.pid)
-            memory = {
-                "master_rss_kib": rss_kib(process.pid),
-                "worker_rss_kib": [rss_kib(pid) for pid in workers],
-            }
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
-    emit(
-        {
-            "benchmark": "bot_ack",
-            "machine": machine(),
-            "senders": args.senders,
-            "web_workers": args.workers,
-            "payload_bytes": len(payload()),
-            "closed_loop": {
-                "deliveries": len(latencies),
-                "ack_latency_ms": {**summary(latencies, 2), "p99": round(_p99(latencies), 2)},
-                "deliveries_per_second": round(len(latencies) / seconds, 1),
-            },
-            "open_loop": {
-                "offered_per_second": args.senders * args.rate,
-                "deliveries": len(paced),
-                "ack_latency_ms": {**summary(paced, 2), "p99": round(_p99(paced), 2)},
-            },
-            "non_202": len(errors),
-            **memory,
-            "budget_p99_ms": BUDGET_P99_MS,
-            "open_loop_meets_budget": _p99(paced) < BUDGET_P99_MS,
-            "closed_loop_meets_budget": _p99(latencies) < BUDGET_P99_MS,
-        }
+    parser.add_argument("--no-peer", action="store_true", help="measure the bot alone")
+    parser.add_argument("--peer-python", help="an interpreter with gidgethub and aiohttp")
+    parser.add_argument(
+        "--max-requests", type=int, help="gunicorn's max_requests (recycling) instead of ours"
     )
-    sys.exit(0 if not errors else 1)
+    args = parser.parse_args()
+    python = None if args.no_peer else peer_python(args.peer_python)
+    with tempfile.TemporaryDirectory(prefix="freemad-bot-bench-") as folder:
+        targets = [start_ours(Path(folder), args.workers, args.max_requests)]
+        try:
+            if python is not None:
+                targets.append(start_peer(Path(folder), python))
+            progress("warming up")
+            for target in targets:
+                volley(target, args.senders, 5)
+                target.sent.clear()
+            for number in range(args.rounds):
+                order = targets if number % 2 == 0 else targets[::-1]
+                for target in order:
+                    progress(f"round {number + 1}: {target.name}, closed then open loop")
+                    latencies, seconds, cpu = volley(target, args.senders, args.per_sender)
+                    target.closed += latencies
+                    target.closed_seconds += seconds
+                    target.closed_cpu += cpu
+                    paced, _, cpu = volley(target, args.senders, args.per_sender, args.rate)
+                    target.paced += paced
+                    target.paced_cpu += cpu
+            results = {target.name: figures(target, args.rate, args.senders) for target in targets}
+        finally:
+            for target in targets:
+                target.stop()
+    ours = results["freemad"]
+    out: dict[str, Any] = {
+        "benchmark": "bot_ack",
+        "machine": machine(),
+        "senders": args.senders,
+        "rounds": args.rounds,
+        "web_workers": args.workers,
+        "max_requests": args.max_requests,
+        "payload_bytes": len(payload()),
+        **results,
+        "budget_p99_ms": BUDGET_P99_MS,
+        "open_loop_meets_budget": ours["open_loop"]["ack_latency_ms"]["p99"] < BUDGET_P99_MS,
+    }
+    if python is not None:
+        peer = results["gidgethub_aiohttp"]
+        out["peer_versions"] = versions(python)
+        out["ratios_ours_over_peer"] = _ratios(ours, peer)
+    emit(out)
+    lost = any(r["sent"] != r["recorded"] or r["non_202"] for r in results.values())
+    sys.exit(1 if lost else 0)
+
+
+def _ratios(ours: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
+    def ratio(path: tuple[str, ...]) -> float:
+        a, b = ours, peer
+        for key in path:
+            a, b = a[key], b[key]
+        return round(float(a) / float(b), 2)
+
+    closed_p99 = ratio(("closed_loop", "ack_latency_ms", "p99"))
+    throughput = ratio(("closed_loop", "deliveries_per_second"))
+    return {
+        "closed_loop_p99": closed_p99,
+        "open_loop_p99": ratio(("open_loop", "ack_latency_ms", "p99")),
+        "closed_loop_p50": ratio(("closed_loop", "ack_latency_ms", "median")),
+        "throughput": throughput,
+        "cpu_per_ack": ratio(("closed_loop", "cpu_ms_per_ack")),
+        "p99_within_2x": closed_p99 <= 2.0,
+        "throughput_at_least_half": throughput >= 0.5,
+    }
 
 
 def _p99(values: list[float]) -> float:

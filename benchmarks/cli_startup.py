@@ -24,10 +24,12 @@ from typing import Any
 from _common import cached_bytecode_env, console_script, emit, machine, progress, summary
 
 TARGET_MS = 150
-HEAVY = ("pydantic", "jinja2", "yaml", "click", "asyncio", "freemad.cli", "freemad.debate")
+HEAVY = ("pydantic", "jinja2", "yaml", "click", "asyncio", "freemad.cli", "freemad.debate", "git")
+# What `freemad debate` imports before its first agent starts; the adapters (`freemad.wiring`)
+# included, so GitPython coming back into a debate's start-up shows as "git" in heavy_imported.
 DEBATE_STACK = (
     "import freemad.cli.root, freemad.cli.output, freemad.config, freemad.debate, freemad.logs, "
-    "freemad.redact"
+    "freemad.redact, freemad.wiring"
 )
 
 

@@ -4,7 +4,9 @@ Builds every agent's round-1 critique prompt through the runtime's own path: pee
 `assign_peers`, anonymous labels from `peer_labels`, text from `PromptBook.critique`, with
 synthetic answers of a fixed size. No agent is run. Sizes are characters and the runtime's own
 token estimate (`estimate_tokens`, about four characters a token). all_to_all is shown beside
-k_reviewers for contrast: its prompts grow with n.
+k_reviewers for contrast: its prompts grow with n. `bounded_by_default` shows what
+`debate.max_prompt_chars` (the default bound) does to all_to_all teams of 4 to 128 agents at 2.5 KB
+and 100 KB answers: the largest prompt and a round's total, unbounded (before) and bounded (after).
 
 Run: .venv/bin/python benchmarks/prompt_growth.py [--solution-chars 2000] [--reasoning-chars 500]
 """
@@ -19,6 +21,7 @@ from typing import Any
 
 from _common import emit, machine
 
+from freemad.config.models import MAX_PROMPT_CHARS
 from freemad.core.topology import TopologyKind, assign_peers, peer_labels
 from freemad.debate.prompts import PromptBook, ShownAnswer, estimate_tokens
 
@@ -58,12 +61,18 @@ def main() -> None:
         "chars_per_extra_peer": sorted({round(p) for p in per_peer}),
         "chars_without_peers": round(ks[0][1] - per_peer[0] * ks[0][0]),
         "grows_with_n_at_fixed_k": len({v["chars"]["max"] for v in by_n.values()}) > 1,
+        "bounded_by_default": bounded(book),
     }
     emit(figures)
 
 
 def measure(
-    book: PromptBook, n: int, kind: TopologyKind, k: int | None, size: tuple[int, int]
+    book: PromptBook,
+    n: int,
+    kind: TopologyKind,
+    k: int | None,
+    size: tuple[int, int],
+    max_chars: int | None = None,
 ) -> dict[str, Any]:
     """Every agent's critique prompt for one topology: sizes, and how long rendering took."""
     ids = [f"agent-{i:03d}" for i in range(n)]
@@ -75,7 +84,8 @@ def measure(
         # As the runtime's _critique_prompt does: labels hide ids, own answer shown as "you".
         labels = peer_labels(peers[agent])
         shown = [ShownAnswer(labels[p], *answers[p]) for p in peers[agent]]
-        prompt, _cut = book.critique(REQUIREMENT, 1, ShownAnswer("you", *answers[agent]), shown)
+        own = ShownAnswer("you", *answers[agent])
+        prompt, _cut = book.critique(REQUIREMENT, 1, own, shown, None, max_chars)
         chars.append(len(prompt))
         tokens.append(estimate_tokens(prompt))
         peers_shown.append(len(shown))
@@ -84,9 +94,37 @@ def measure(
         "agents": n,
         "peers_shown": sorted(set(peers_shown)),
         "chars": stats(chars),
+        "total_chars": sum(chars),
         "estimated_tokens": stats(tokens),
         "render_ms_per_prompt": round(elapsed * 1000 / n, 3),
     }
+
+
+def bounded(book: PromptBook) -> dict[str, Any]:
+    """all_to_all critique prompts without a bound and with debate.max_prompt_chars's default."""
+    figures: dict[str, Any] = {"max_prompt_chars": MAX_PROMPT_CHARS}
+    for answer_chars in (2_500, 100_000):
+        size = (answer_chars - 500, 500)
+        for n in (4, 16, 64, 128):
+            if answer_chars == 100_000 and n > 16:
+                continue  # 127 x 100 KB per prompt unbounded: 1.6 GB a round, not worth building
+            before = measure(book, n, TopologyKind.ALL_TO_ALL, None, size)
+            after = measure(book, n, TopologyKind.ALL_TO_ALL, None, size, MAX_PROMPT_CHARS)
+            figures[f"answer={answer_chars},n={n}"] = {
+                "largest_prompt_chars": {
+                    "before": before["chars"]["max"],
+                    "after": after["chars"]["max"],
+                },
+                "round_total_chars": {
+                    "before": before["total_chars"],
+                    "after": after["total_chars"],
+                },
+                "render_ms_per_prompt": {
+                    "before": before["render_ms_per_prompt"],
+                    "after": after["render_ms_per_prompt"],
+                },
+            }
+    return figures
 
 
 def synthetic_answer(agent: str, solution_chars: int, reasoning_chars: int) -> tuple[str, str]:

@@ -1,7 +1,8 @@
 """Run every benchmark, each in a fresh interpreter, and print their figures as one JSON object.
 
 Run: .venv/bin/python benchmarks/run_all.py [--repeat 3] [--runs 30]
-(--repeat goes to debate_critical_path.py, --runs to cli_startup.py.) Progress goes to stderr.
+(--repeat goes to debate_critical_path.py and debate_floor.py, --runs to cli_startup.py.)
+Progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -28,9 +29,12 @@ def main() -> None:
         "prompt_growth": [],
         "cli_startup": ["--runs", str(args.runs)],
         "debate_critical_path": ["--repeat", str(args.repeat)],
+        "debate_floor": ["--repeat", str(args.repeat)],
+        "debate_transcript_size": [],
         "store_speed": [],
         "evolve_iteration": [],
         "evolve_runtime_cost": [],
+        "evolve_population": [],
         "site_build": [],
         "sandbox_cost": [],
     }

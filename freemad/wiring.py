@@ -13,16 +13,24 @@ from typing import TYPE_CHECKING
 from freemad.agents.subprocess_agent import CliAgent
 from freemad.ports import Adapters
 from freemad.sandbox.choose import agent_sandbox, code_sandbox
-from freemad.store.sqlite import SqliteStore
-from freemad.workspace.repositories import GitRepositories
 
 if TYPE_CHECKING:
+    from collections.abc import Collection, Sequence
     from pathlib import Path
 
     from freemad.agents.port import AgentPort
     from freemad.config.evolve import EvolveConfig
     from freemad.config.models import AgentConfig, FreemadConfig
     from freemad.sandbox.port import Sandbox, View
+    from freemad.store.sqlite import SqliteStore
+    from freemad.workspace.port import (
+        GitFolderCheck,
+        RunLineage,
+        RunRefs,
+        Tampering,
+        TaskWorktree,
+    )
+    from freemad.workspace.repositories import GitRepositories
 
 
 def make_agent(
@@ -48,13 +56,58 @@ class Sandboxes:
     agent = staticmethod(agent_sandbox)
 
 
+class Repositories:
+    """The repositories (`freemad.workspace.port.Repositories`): GitPython behind
+    `freemad.workspace.repositories`, imported at the first use, since a debate never opens a
+    repository and importing git is a sixth of its start-up."""
+
+    def task_worktree(
+        self, workspace_root: Path, task_id: str, worktrees_dir: Path
+    ) -> TaskWorktree | None:
+        return _git().task_worktree(workspace_root, task_id, worktrees_dir)
+
+    def resolve_seed(self, repo_path: Path, seed_ref: str) -> str:
+        return _git().resolve_seed(repo_path, seed_ref)
+
+    def dirty_paths(self, repo_path: Path) -> list[str]:
+        return _git().dirty_paths(repo_path)
+
+    def missing_paths(self, repo_path: Path, commit: str, paths: Sequence[str]) -> list[str]:
+        return _git().missing_paths(repo_path, commit, paths)
+
+    def export(self, repo_path: Path, commit: str, folder: Path) -> None:
+        _git().export(repo_path, commit, folder)
+
+    def lineage(self, repo_path: Path, run_id: str, seed: str, worktrees_dir: Path) -> RunLineage:
+        return _git().lineage(repo_path, run_id, seed, worktrees_dir)
+
+    def clean_orphans(
+        self, repo_path: Path, worktrees_dir: Path, keep: Collection[str]
+    ) -> list[Path]:
+        return _git().clean_orphans(repo_path, worktrees_dir, keep)
+
+    def check_refs(self, repo_root: Path, refs: RunRefs, *, repair: bool) -> list[Tampering]:
+        return _git().check_refs(repo_root, refs, repair=repair)
+
+    def snapshot(self, *folders: Path) -> GitFolderCheck:
+        return _git().snapshot(*folders)
+
+
+def _git() -> GitRepositories:
+    from freemad.workspace.repositories import GitRepositories
+
+    return GitRepositories()
+
+
 # What every surface hands the runtimes.
-ADAPTERS = Adapters(agents=make_agent, sandboxes=Sandboxes(), repos=GitRepositories())
+ADAPTERS = Adapters(agents=make_agent, sandboxes=Sandboxes(), repos=Repositories())
 
 
 def open_store(path: str | Path, artifacts_dir: str | Path | None = None) -> SqliteStore:
     """The event log in the SQLite file at `path`; artifacts in `artifacts_dir`, else in an
     `artifacts` folder beside it."""
+    from freemad.store.sqlite import SqliteStore
+
     return SqliteStore(path, artifacts_dir)
 
 

@@ -12,6 +12,8 @@ repeats, without it an iteration past the end changes nothing. FILE is a JSON li
    "files": {PATH: CONTENT}, "symlinks": {PATH: TARGET}, "as_writes": false, "summary": "..."}
 Paths are relative to the worktree and never lead out of it (a symlink's target may point
 anywhere); with as_writes the files are returned as TaskResponse writes, verbatim and unchecked.
+A step may instead be {"candidates": [STEP, ...]}: candidate k of a generation (the request's
+`candidate`, evolve.population) applies the k-th, and a candidate past the list changes nothing.
 Debate modes: generate answers {"directions": [...]} when the prompt asks for directions, else the
 plan; critique keeps its answer. --directions may be given several times.
 """
@@ -32,6 +34,7 @@ from freemad import __version__
 MARKER = "Task request JSON:"
 FAULTS = ("crash", "garbage", "hang")
 STEP_KEYS = {"summary", "files", "delete", "copy", "symlinks", "as_writes", "fault"}
+CANDIDATES = "candidates"  # a step of alternatives, one per candidate of a generation
 DEFAULT_DIRECTIONS = (
     "Replace the innermost loop with arithmetic that gives the same result.",
     "Measure before and after each change, and keep every test passing.",
@@ -115,6 +118,7 @@ def _task(prompt: str, steps_file: Path | None, *, cycle: bool) -> dict[str, Any
     try:
         request = json.loads(prompt[prompt.index(MARKER) + len(MARKER) :])
         iteration = int(request["iteration"])
+        candidate = int(request.get("candidate", 0))
         agent_id = str(request.get("agent_id", ""))
     except (ValueError, KeyError, TypeError) as exc:
         raise ScriptError(f"cannot read the request after {MARKER!r}: {exc}") from None
@@ -134,6 +138,12 @@ def _task(prompt: str, steps_file: Path | None, *, cycle: bool) -> dict[str, Any
         reply["content"] = f"No scripted step for iteration {iteration}; nothing changed."
         return reply
     step = steps[index]
+    if CANDIDATES in step:
+        alternatives = step[CANDIDATES]
+        if candidate >= len(alternatives):
+            reply["content"] = f"No scripted step for candidate {candidate}; nothing changed."
+            return reply
+        step = alternatives[candidate]
     if step.get("fault"):
         return _fault(str(step["fault"]))
     notes, writes = _apply(step, Path.cwd())
@@ -154,19 +164,30 @@ def _load_steps(path: Path) -> list[dict[str, Any]]:
     if not isinstance(steps, list):
         raise ScriptError(f"{path} must hold a list of steps, or an object with 'steps'")
     for number, step in enumerate(steps, 1):
-        if not isinstance(step, dict):
-            raise ScriptError(f"{path}: step {number} is not an object")
-        unknown = sorted(set(step) - STEP_KEYS)
-        if unknown:
-            raise ScriptError(f"{path}: step {number} has unknown key(s) {', '.join(unknown)}")
-        if step.get("fault") not in (None, *FAULTS):
-            raise ScriptError(f"{path}: step {number} has unknown fault {step['fault']!r}")
-        for key in ("files", "copy", "symlinks"):
-            if not isinstance(step.get(key, {}), dict):
-                raise ScriptError(f"{path}: step {number}: {key} must be an object")
-        if not isinstance(step.get("delete", []), list):
-            raise ScriptError(f"{path}: step {number}: delete must be a list")
+        if isinstance(step, dict) and set(step) == {CANDIDATES}:
+            alternatives = step[CANDIDATES]
+            if not isinstance(alternatives, list):
+                raise ScriptError(f"{path}: step {number}: candidates must be a list of steps")
+            for k, alternative in enumerate(alternatives):
+                _check_step(path, f"{number} candidate {k}", alternative)
+        else:
+            _check_step(path, str(number), step)
     return steps
+
+
+def _check_step(path: Path, number: str, step: Any) -> None:
+    if not isinstance(step, dict):
+        raise ScriptError(f"{path}: step {number} is not an object")
+    unknown = sorted(set(step) - STEP_KEYS)
+    if unknown:
+        raise ScriptError(f"{path}: step {number} has unknown key(s) {', '.join(unknown)}")
+    if step.get("fault") not in (None, *FAULTS):
+        raise ScriptError(f"{path}: step {number} has unknown fault {step['fault']!r}")
+    for key in ("files", "copy", "symlinks"):
+        if not isinstance(step.get(key, {}), dict):
+            raise ScriptError(f"{path}: step {number}: {key} must be an object")
+    if not isinstance(step.get("delete", []), list):
+        raise ScriptError(f"{path}: step {number}: delete must be a list")
 
 
 def _apply(step: dict[str, Any], root: Path) -> tuple[list[str], list[dict[str, str]]]:

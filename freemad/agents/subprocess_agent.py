@@ -9,11 +9,13 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from freemad.agents.invocation import (
     CommandNotFound,
@@ -146,15 +148,17 @@ class CliAgent:
         try:
             argv = [resolve_program(argv[0], self.env.get("PATH")), *argv[1:]]
             command = self._wrapped(argv, workdir)
-            # The prompt is never logged: it goes on stdin, and may hold anything.
-            log.info(
-                "agent %s: runs %s (in %s; the prompt, %d bytes, on stdin)",
-                self.config.id,
-                argv_for_log(argv),
-                workdir,
-                len(prompt),
-            )
-            if command != argv:
+            # The prompt is never logged: it goes on stdin, and may hold anything. The argv is
+            # redacted only when someone reads it: that costs more than the rest of a call's logs.
+            if log.isEnabledFor(logging.INFO):
+                log.info(
+                    "agent %s: runs %s (in %s; the prompt, %d bytes, on stdin)",
+                    self.config.id,
+                    argv_for_log(argv),
+                    workdir,
+                    len(prompt),
+                )
+            if command != argv and log.isEnabledFor(logging.DEBUG):
                 log.debug("agent %s: wrapped as %s", self.config.id, argv_for_log(command))
             transport, _ = await loop.subprocess_exec(
                 lambda: run,
@@ -172,7 +176,7 @@ class CliAgent:
                 CallStatus.SPAWN_ERROR, detail=f"cannot start {argv[0]}: {exc}", argv=tuple(argv)
             )
         try:
-            await asyncio.wait_for(run.communicate(prompt), time_limit)
+            await _within(run.communicate(prompt), time_limit)
         except asyncio.TimeoutError:
             run.timed_out = True
         finally:
@@ -295,12 +299,28 @@ class _Run(asyncio.SubprocessProtocol):
         if self.too_large:
             return
         # Leftover children may hold stdout open; they get a moment before the group is killed.
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._stdout_closed), _EXIT_GRACE)
+        if not self._stdout_closed.done():
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._stdout_closed), _EXIT_GRACE)
 
     async def reaped(self) -> None:
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._exited), _REAP_WAIT)
+        if not self._exited.done():
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._exited), _REAP_WAIT)
+
+
+if sys.version_info >= (3, 11):
+
+    async def _within(work: Coroutine[Any, Any, None], limit: float) -> None:
+        """Await `work`, cancelled with TimeoutError after `limit` seconds, in the caller's task
+        (`asyncio.wait_for` runs it in a task of its own: one more per agent call)."""
+        async with asyncio.timeout(limit):
+            await work
+
+else:  # pragma: no cover - Python 3.10
+
+    async def _within(work: Coroutine[Any, Any, None], limit: float) -> None:
+        await asyncio.wait_for(work, limit)
 
 
 def _resolve(future: asyncio.Future[None]) -> None:

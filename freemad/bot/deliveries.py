@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from freemad.bot.checkpoint import Checkpointer, no_autocheckpoint
 from freemad.bot.ports import (
     Delivery,
     DeliveryLogUnavailable,
@@ -93,12 +94,16 @@ class DeliveryLog:
     workers, and a SQLite connection must not cross a fork); writers wait on each other
     through `busy_timeout` rather than failing. A file that cannot be opened, read or written
     raises `DeliveryLogUnavailable`.
+
+    With `background_checkpoint` (the web edge), commits never checkpoint the write-ahead log
+    themselves: a thread does it a moment later, off the acknowledgement path (checkpoint.py).
     """
 
     local_file = True  # writers on this host: the web edge lines them up on its own lock
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, background_checkpoint: bool = False) -> None:
         self.path = Path(path)
+        self._checkpointer = Checkpointer(self.path) if background_checkpoint else None
         self._local = threading.local()
         self._lock = threading.Lock()
         self._connections: list[tuple[int, sqlite3.Connection]] = []
@@ -204,6 +209,8 @@ class DeliveryLog:
         for conn in mine:
             conn.close()
         self._local = threading.local()
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
 
     def _one(self, sql: str, params: tuple[object, ...]) -> tuple[Any, ...] | None:
         with self._unavailable():
@@ -226,6 +233,8 @@ class DeliveryLog:
                 db.rollback()
                 raise
             db.commit()
+        if self._checkpointer is not None:
+            self._checkpointer.nudge()
 
     @contextmanager
     def _unavailable(self) -> Iterator[None]:
@@ -266,6 +275,8 @@ class DeliveryLog:
             # WAL + NORMAL survives a crash of the process; a power cut may lose the last
             # deliveries, which GitHub can redeliver.
             conn.execute("PRAGMA synchronous = NORMAL")
+            if self._checkpointer is not None:
+                no_autocheckpoint(conn)
             conn.executescript(_TABLE)
             _add_body_digests(conn)
             conn.executescript(_INDEXES)

@@ -30,11 +30,12 @@ log = logging.getLogger("freemad.bot.executors")
 WORKFLOW = "freemad.yml"
 
 
-def executor_from(settings: BotSettings) -> Executor:
-    """The executor FREEMAD_EXECUTOR names (`local` by default)."""
+def executor_from(settings: BotSettings, *, background_checkpoint: bool = False) -> Executor:
+    """The executor FREEMAD_EXECUTOR names (`local` by default); `background_checkpoint` as
+    `make_huey`'s (the web edge's)."""
     if settings.executor == "actions":
         return ActionsExecutor(token_source_from(settings), settings)
-    huey = make_huey(settings)
+    huey = make_huey(settings, background_checkpoint=background_checkpoint)
     register(huey, Job(settings))
     return LocalExecutor(huey)
 

@@ -8,6 +8,7 @@ gunicorn reads every module-level name that matches one of its settings, so keep
 
 from __future__ import annotations
 
+import importlib as _importlib
 import json as _json
 import os as _os
 from datetime import datetime as _datetime
@@ -21,12 +22,23 @@ from freemad.gunicorn_common import heartbeat_dir as _heartbeat_dir
 from freemad.gunicorn_common import log_level as _log_level
 
 _MAX_WORKERS = 8
+# What a worker's app needs, imported once by the master (`on_starting`): each worker, the ones
+# that replace recycled workers included, forks with them loaded and builds its app in
+# milliseconds instead of importing for ~0.7 s while nothing accepts (docs/benchmarks.md).
+_APP_MODULES = (
+    "flask",
+    "huey",
+    "huey.storage",
+    "freemad.bot.web",
+    "freemad.bot.executors",
+    "freemad.bot.stores",
+)
 
 
 def _workers() -> int:
     """FREEMAD_WORKERS, or CPUs + 1 capped at 8. Acknowledging is CPU-bound (a signature, a
-    JSON parse, two SQLite commits, ~1 ms) and each worker runs 4 threads: on 2 CPUs with 16
-    senders, 3 workers kept the 99th percentile at 41 ms where 5 gave 69 (docs/benchmarks.md)."""
+    JSON parse, two SQLite commits, ~1 ms with gunicorn's share) and each worker runs 4 threads:
+    more processes than cores only add contention (docs/benchmarks.md)."""
     value = _os.environ.get("FREEMAD_WORKERS", "").strip()
     if value:
         return max(1, int(value))
@@ -75,10 +87,22 @@ def _access_entry(resp: Any, environ: dict[str, Any], request_time: Any) -> dict
     return entry
 
 
+def on_starting(server: Any) -> None:
+    """In the master, before any worker forks: import what the app needs (not the app itself:
+    each worker builds its own, so no SQLite connection crosses a fork). A module that cannot be
+    imported is left to the worker, which says why it failed to boot, as it would without this."""
+    for name in _APP_MODULES:
+        try:
+            _importlib.import_module(name)
+        except ImportError:
+            return
+
+
 wsgi_app = "freemad.bot.web:app_from_env()"
 bind = [_os.environ.get("FREEMAD_BIND", "127.0.0.1:8000")]
 workers = _workers()
-worker_class = "gthread"
+# gthread, ending its process as soon as a recycle has answered every request (gunicorn_worker.py).
+worker_class = "freemad.bot.gunicorn_worker.RecyclingThreadWorker"
 threads = 4
 timeout = 30
 graceful_timeout = 30
@@ -110,6 +134,7 @@ __all__ = [
     "loglevel",
     "max_requests",
     "max_requests_jitter",
+    "on_starting",
     "preload_app",
     "proc_name",
     "threads",

@@ -16,6 +16,7 @@ import time
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from freemad.bot.checkpoint import Checkpointer, no_autocheckpoint
 from freemad.bot.job import Job
 from freemad.bot.redis_client import redis_module
 
@@ -32,8 +33,11 @@ RECOVER_AFTER = 60.0  # a queued or failed delivery with no message this long is
 _TASKS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
-def make_huey(settings: BotSettings) -> Any:
-    """The queue: SQLite in the state directory, or Redis when FREEMAD_QUEUE_URL names one."""
+def make_huey(settings: BotSettings, *, background_checkpoint: bool = False) -> Any:
+    """The queue: SQLite in the state directory, or Redis when FREEMAD_QUEUE_URL names one.
+
+    `background_checkpoint` (the web edge): an enqueue never checkpoints queue.db's write-ahead
+    log itself; a thread does it a moment later (checkpoint.py)."""
     from huey import RedisHuey  # type: ignore[import-untyped]
 
     if settings.queue_url is not None:
@@ -43,6 +47,9 @@ def make_huey(settings: BotSettings) -> Any:
     from huey import Huey
     from huey.storage import SqliteStorage  # type: ignore[import-untyped]
 
+    filename = str(settings.state_dir / "queue.db")
+    checkpointer = Checkpointer(filename) if background_checkpoint else None
+
     class _Storage(SqliteStorage):  # type: ignore[misc]
         """WAL with synchronous=NORMAL: a committed job survives any crash of the process (a
         power cut may lose the last ones; the delivery log's sweep re-enqueues those), and an
@@ -51,9 +58,15 @@ def make_huey(settings: BotSettings) -> Any:
         def _create_connection(self) -> Any:
             conn = super()._create_connection()
             conn.execute("pragma synchronous=1")
+            if checkpointer is not None:
+                no_autocheckpoint(conn)
             return conn
 
-    filename = str(settings.state_dir / "queue.db")
+        def enqueue(self, data: bytes, priority: int | None = None) -> None:
+            super().enqueue(data, priority)
+            if checkpointer is not None:
+                checkpointer.nudge()
+
     return Huey(QUEUE_NAME, storage_class=_Storage, filename=filename, results=False)
 
 

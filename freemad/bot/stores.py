@@ -17,13 +17,14 @@ if TYPE_CHECKING:
     from freemad.bot.settings import BotSettings
 
 
-def delivery_log(settings: BotSettings) -> DeliveryStore:
-    """The delivery log: in the queue's Redis, or `deliveries.sqlite3` in the state directory."""
+def delivery_log(settings: BotSettings, *, background_checkpoint: bool = False) -> DeliveryStore:
+    """The delivery log: in the queue's Redis, or `deliveries.sqlite3` in the state directory
+    (checkpointed by a thread of its own with `background_checkpoint`: the web edge)."""
     if settings.queue_url is not None:
         from freemad.bot.redis_stores import RedisDeliveryLog
 
         return RedisDeliveryLog(settings.queue_url.get_secret_value())
-    return DeliveryLog(settings.deliveries_path)
+    return DeliveryLog(settings.deliveries_path, background_checkpoint=background_checkpoint)
 
 
 def claims_store(settings: BotSettings) -> ClaimStore:

@@ -227,10 +227,14 @@ def app_from_env() -> Flask:
     import os
 
     from freemad.bot.executors import executor_from
+    from freemad.bot.stores import delivery_log
 
     settings = BotSettings.from_env(os.environ)
     configure_json_logging(settings)
-    return create_app(settings, executor=executor_from(settings))
+    # SQLite's checkpoints run on a thread of their own, not inside an acknowledgement.
+    executor = executor_from(settings, background_checkpoint=True)
+    deliveries = delivery_log(settings, background_checkpoint=True)
+    return create_app(settings, executor=executor, deliveries=deliveries)
 
 
 def verify_signature(secret: bytes, body: bytes, header: str | None) -> bool:

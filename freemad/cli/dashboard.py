@@ -30,6 +30,7 @@ _SETTINGS = (
     "FREEMAD_DASHBOARD_TOKEN_FD",
     "FREEMAD_DASHBOARD_STREAMS_DIR",
     "FREEMAD_DASHBOARD_CONFIGS",
+    "FREEMAD_DASHBOARD_EVALS",
 )
 
 
@@ -52,6 +53,14 @@ def _number(name: str, low: int, help: str, top: int = 65536) -> Callable[[F], F
     "--commit-url",
     metavar="URL",
     help="A commit's web page with {commit} for its hash; evolve versions link to it.",
+)
+@click.option(
+    "--eval",
+    "evals",
+    metavar="DIR",
+    multiple=True,
+    help="An evaluation's folder (freemad eval run/rescore --out): a page of its report.json "
+    "(read afresh on every visit), its transcripts/ as debates; repeat for several.",
 )
 @listen_options(port=8001, workers="gunicorn worker processes (default: FREEMAD_WORKERS, else 2).")
 @_number(
@@ -107,6 +116,7 @@ def command(
     evolve_store: str | None,
     state_dir: str | None,
     commit_url: str | None,
+    evals: tuple[str, ...],
     host: str,
     port: int,
     workers: int | None,
@@ -134,25 +144,34 @@ def command(
       freemad-dashboard --dir transcripts --task-store .freemad/tasks/tasks.db
       FREEMAD_DASHBOARD_TOKEN=$(openssl rand -hex 32) freemad-dashboard --dir transcripts --allow-start
       freemad-dashboard --dir transcripts --allow-start --config fast.yaml --config thorough.yaml
+      freemad-dashboard --eval eval-fast --eval eval-thorough
     """
     from pathlib import Path
 
     from freemad.cli.loading import load_config
     from freemad.config.discover import state_paths
     from freemad.dashboard.capacity import MAX_PER_CLIENT, MAX_STREAMS, Caps, setting
-    from freemad.dashboard.server import MAX_PROXIES, TRUSTED_PROXIES, create_app, stderr_warn
+    from freemad.dashboard.evals import eval_folders
+    from freemad.dashboard.server import (
+        EVALS,
+        MAX_PROXIES,
+        TRUSTED_PROXIES,
+        create_app,
+        stderr_warn,
+    )
     from freemad.dashboard.sources import build_sources
 
     config_path = config_paths[0] if config_paths else None
     # Nothing named: the runs of the config found from here, each read once it exists.
     say_missing = any((transcripts, task_store, evolve_store, state_dir))
-    if not say_missing:
+    folders = eval_folders(evals)  # each a folder, else one line
+    if not say_missing and not folders:
         defaults = state_paths(load_config(config_path).config)
         if not any(path and Path(path).exists() for path in defaults.values()):
             raise click.UsageError(
                 "no runs yet here (no transcripts or stores of the config found from this "
-                "folder); name at least one source: --dir, --task-store, --evolve-store or "
-                "--state-dir (one that does not exist yet is read once it does)"
+                "folder); name at least one source: --dir, --task-store, --evolve-store, "
+                "--state-dir or --eval (one that does not exist yet is read once it does)"
             )
         transcripts = defaults["transcripts"]
         task_store = defaults["task_store"]
@@ -203,6 +222,7 @@ def command(
         config_paths=configs,
         caps=caps,
         trusted_proxies=setting(env, TRUSTED_PROXIES, 0, 0, MAX_PROXIES),
+        evals=folders,
     )
     bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     _check_port(host, port, bind)
@@ -212,6 +232,8 @@ def command(
             env[name] = str(Path(value).absolute())
     if commit_url:
         env["FREEMAD_DASHBOARD_COMMIT_URL"] = commit_url
+    if folders:
+        env[EVALS] = json.dumps([str(f.path.absolute()) for f in folders])
     if allow_start:
         env.update(_start_env(token, configs))
     env["FREEMAD_BIND"] = bind

@@ -95,7 +95,13 @@ class _Progress(WorkLine):
             self.print(f"evolve run {data['run_id']} on {data['branch']}")
         elif kind == "iteration_started":
             self.begin("iteration", f"iteration {data['iteration']}: proposing")
-        elif kind == "candidate_proposed":
+        elif kind == "generation_started":
+            size, parallel = data["size"], data["parallel"]
+            self.begin(
+                "iteration",
+                f"generation {data['iteration']}: {size} candidates, {parallel} at once",
+            )
+        elif kind == "candidate_proposed" and "candidate" not in data:
             self.begin("iteration", f"iteration {data['iteration']}: judging")
         elif kind in ("candidate_judged", "iteration_abandoned"):
             self.end("iteration")
@@ -103,6 +109,10 @@ class _Progress(WorkLine):
             verdict = data["verdict"]
             mark = f"admitted v{data['version']}" if verdict["admitted"] else "rejected"
             self.print(f"  iteration {data['iteration']}: {mark}: {verdict['reason']}")
+        elif kind == "candidate_measured":
+            passed = "passes" if data["verdict"]["admitted"] else "rejected"
+            where = f"iteration {data['iteration']} candidate {data['candidate']}"
+            self.print(f"    {where}: {passed}: {data['verdict']['reason']}")
         elif kind == "intervention":
             shown = "; ".join(data["directions"]) or f"no directions ({data['error']})"
             self.print(f"  ! {data['detection']}: new directions: {shown}")

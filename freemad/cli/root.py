@@ -328,6 +328,10 @@ def config_check(path: str | None) -> None:
     from pathlib import Path
 
     from freemad.config.agents import PRESET_COMMANDS
+    from freemad.debate.team import team_notes
+
+    for note in team_notes(config):
+        click.echo(f"freemad: note: {note}", err=True)
 
     for agent in config.enabled_agents:
         preset_program = PRESET_COMMANDS.get(agent.type, "").split(" ")[0]

@@ -22,6 +22,7 @@ def site_group() -> None:
       freemad site build --evolve-store toy/.freemad/evolve/evolve.db
       freemad site build --transcripts transcripts --task-store .freemad/tasks/tasks.db \\
           --evolve-store .freemad/evolve/evolve.db --out _site --base-url https://me.github.io/repo/
+      freemad site build --eval eval/ --eval eval-he/   # evaluations' reports
     """
 
 
@@ -60,6 +61,14 @@ def site_group() -> None:
     help="A commit's web page with {commit} for its hash, e.g. "
     "https://github.com/OWNER/REPO/commit/{commit}; evolve versions link to it.",
 )
+@click.option(
+    "--eval",
+    "evals",
+    metavar="DIR",
+    multiple=True,
+    help="An evaluation's folder (freemad eval run/rescore --out): a page of its report.json, "
+    "its transcripts/ as debates; repeat for several.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Only errors and warnings.")
 def build(
     transcripts: str | None,
@@ -69,6 +78,7 @@ def build(
     out: str,
     base_url: str | None,
     commit_url: str | None,
+    evals: tuple[str, ...],
     quiet: bool,
     config_path: str | None,
 ) -> None:
@@ -83,6 +93,7 @@ def build(
 
     from freemad.cli.loading import load_config
     from freemad.config.discover import state_paths
+    from freemad.dashboard.evals import eval_folders
     from freemad.dashboard.records import SourceError
     from freemad.dashboard.site import build_site
     from freemad.dashboard.sources import build_sources
@@ -101,10 +112,12 @@ def build(
         transcripts = transcripts or _existing(defaults["transcripts"])
         task_store = task_store or _existing(defaults["task_store"])
         evolve_store = evolve_store or _existing(defaults["evolve_store"])
-    if not any((transcripts, task_store, evolve_store, state_dir)):
+    folders = eval_folders(evals)  # each a folder, else one line
+    if not any((transcripts, task_store, evolve_store, state_dir, folders)):
         raise click.UsageError(
             "no runs yet here (no transcripts or stores of the config found from this folder); "
-            "name at least one source: --transcripts, --task-store, --evolve-store or --state-dir"
+            "name at least one source: --transcripts, --task-store, --evolve-store, --state-dir "
+            "or --eval"
         )
     for name, url in (("--base-url", base_url), ("--commit-url", commit_url)):
         if url is not None and not _URL.fullmatch(url):
@@ -128,7 +141,13 @@ def build(
             click.echo(f"\r{done}/{total} runs", err=True, nl=done == total)
 
     report = build_site(
-        sources, out, base_url=base_url, commit_url=commit_url, warn=warn, progress=progress
+        sources,
+        out,
+        base_url=base_url,
+        commit_url=commit_url,
+        warn=warn,
+        progress=progress,
+        evals=folders,
     )
     if not quiet:
         click.echo(report.line(Path(out)))

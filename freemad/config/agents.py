@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import shlex
 from enum import Enum
 from typing import Annotated, Any, Literal
@@ -140,4 +141,11 @@ class AgentConfig(StrictModel):
 
     @property
     def command_words(self) -> list[str]:
-        return shlex.split(self.command)
+        """The command split as a shell would, without one; a fresh list on each call."""
+        return list(_split_command(self.command))
+
+
+@functools.lru_cache(maxsize=1024)
+def _split_command(command: str) -> tuple[str, ...]:
+    # Every agent call asks for its command's words (twice); shlex is slow, a command never changes.
+    return tuple(shlex.split(command))

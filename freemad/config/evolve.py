@@ -183,6 +183,10 @@ class JudgeConfig(StrictModel):
         "Environment variables passed to stages and workers beyond the built-in allowlist.", list
     )
     container: ContainerConfig = _doc("Optional container isolation.", ContainerConfig)
+    confirm_runs: Annotated[int, Field(ge=0)] = _doc(
+        "Times a generation's winner is measured again before admission; it must win every time.",
+        0,
+    )
 
     @field_validator("env_passthrough")
     @classmethod
@@ -260,7 +264,9 @@ class SupervisorConfig(StrictModel):
 class StopConfig(StrictModel):
     """When the run ends by itself."""
 
-    max_iterations: PositiveInt = _doc("Candidates judged after the baseline, at most.", 20)
+    max_iterations: PositiveInt = _doc(
+        "Iterations (generations, with a population) judged after the baseline, at most.", 20
+    )
     max_wall_clock_minutes: Positive | None = _doc(
         "Minutes the run may take (checked between iterations); null: no limit.", None
     )
@@ -268,6 +274,22 @@ class StopConfig(StrictModel):
         "Predicates that end the run once the best version meets them all, e.g. 'runtime_ms < 50'.",
         list,
     )
+
+
+class PopulationConfig(StrictModel):
+    """Candidates per generation, all from the same incumbent, and how many run at once."""
+
+    size: PositiveInt = _doc(
+        "Candidates per generation; the judge admits at most the best one. 1: one at a time.", 1
+    )
+    parallel: PositiveInt | None = _doc(
+        "Candidates worked and judged at once on this machine; null: the whole generation.", None
+    )
+
+    @property
+    def workers(self) -> int:
+        """How many candidates run at once: `parallel`, never more than `size`."""
+        return min(self.parallel or self.size, self.size)
 
 
 class WorkerBudgetConfig(StrictModel):
@@ -292,6 +314,9 @@ class EvolveConfig(StrictModel):
     judge: JudgeConfig = Field(description="The stages, gate and comparator that admit.")
     supervisor: SupervisorConfig = _doc("Stall and loop handling.", SupervisorConfig)
     stop: StopConfig = _doc("When the run ends by itself.", StopConfig)
+    population: PopulationConfig = _doc(
+        "Candidates per generation and how many are judged at once.", PopulationConfig
+    )
     worker_budget: WorkerBudgetConfig = _doc("Limits on one worker call.", WorkerBudgetConfig)
     knowledge_paths: list[RepoPath] = _doc(
         "Repository-relative files or folders the workers are told to read first.", list

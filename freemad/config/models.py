@@ -219,6 +219,11 @@ class CacheConfig(StrictModel):
     max_entries: PositiveInt = _doc("Past this many, the least recently used entries go.", 1_000)
 
 
+# About 50,000 estimated tokens: within every supported agent's context, and 1.6 MB prompts
+# (16 agents showing 100 KB answers each) never happen by default (docs/benchmarks.md).
+MAX_PROMPT_CHARS = 200_000
+
+
 class DebateConfig(StrictModel):
     """FREE-MAD's additions: the default number of critique rounds and the prompting mode."""
 
@@ -230,6 +235,11 @@ class DebateConfig(StrictModel):
     )
     templates_dir: str | None = _doc(
         "Folder of prompt templates overriding the built-in ones; null for none.", None
+    )
+    max_prompt_chars: PositiveInt | None = _doc(
+        "Bound on one critique prompt, in characters; past it peers' answers share the room "
+        "equally (longer ones cut, marked); null for no bound.",
+        MAX_PROMPT_CHARS,
     )
 
 

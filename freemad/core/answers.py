@@ -62,6 +62,8 @@ class IdentityMode(str, Enum):
 
 _FENCE_OPEN = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)")
 _FENCE_CLOSE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
+# What a fence line has after its up to 3 spaces: most lines are rejected on it, regex unrun.
+_FENCE_CHARS = frozenset("`~")
 
 
 def split_lines(text: str) -> list[str]:
@@ -71,6 +73,8 @@ def split_lines(text: str) -> list[str]:
 
 def fence_opener(line: str) -> tuple[str, int, int] | None:
     """``(fence character, fence length, indent)`` if ``line`` opens a fenced code block."""
+    if line[:4].lstrip(" ")[:1] not in _FENCE_CHARS:
+        return None
     match = _FENCE_OPEN.fullmatch(line)
     if match is None:
         return None
@@ -97,6 +101,8 @@ def fence_body(lines: list[str], start: int, end: int, indent: int) -> list[str]
 
 def fence_closer(line: str) -> tuple[str, int] | None:
     """``(fence character, fence length)`` if ``line`` is a bare fence that can close a block."""
+    if line[:4].lstrip(" ")[:1] not in _FENCE_CHARS:
+        return None
     match = _FENCE_CLOSE.fullmatch(line)
     return None if match is None else (match.group(1)[0], len(match.group(1)))
 

@@ -10,7 +10,14 @@ Events (kind: data):
     iteration_started  iteration, parent_version, parent_commit, directives
     candidate_proposed iteration, agent, ok, summary, ...
     candidate_judged   iteration, tree, stages, measurement, signature, verdict, protected,
-                       commit (admitted only), version (admitted only), seconds
+                       commit (admitted only), version (admitted only), seconds; with a
+                       population it is the generation's decision: also candidate (the
+                       winner's index, or None) and generation {size, candidates: [...]}
+    generation_started iteration, size, parent_version, parent_commit, directives
+    candidate_measured iteration, candidate, the judged data of one candidate of a generation
+                       (verdict: the judge's against the incumbent, on its own)
+    candidate_confirmed iteration, candidate, runs, verdict   (evolve.judge.confirm_runs)
+    generation_resumed iteration, judged, redo   (a record only)
     version_admitted   iteration, version, commit, components
     iteration_abandoned iteration, reason
     intervention       after_iteration, detection, directions, error
@@ -94,6 +101,12 @@ class EvolveState:
     records: list[IterationRecord] = field(default_factory=list)
     judged: dict[int, dict[str, Any]] = field(default_factory=dict)  # iteration: verdict, ...
     started: int | None = None  # the iteration in flight: started, not yet judged
+    # The generation in flight (size 0: a single-candidate iteration): what its candidates
+    # measured so far, {candidate: verdict, ok, components, signature, commit, ...}, and the winner's
+    # confirmation once made. A resume judges only the candidates missing here.
+    generation: int = 0
+    members: dict[int, dict[str, Any]] = field(default_factory=dict)
+    confirmation: dict[str, Any] | None = None
     pending: PendingAdmission | None = None
     directives: list[Directive] = field(default_factory=list)
     interventions: list[dict[str, Any]] = field(default_factory=list)
@@ -173,6 +186,8 @@ def fold(
 def _apply(state: EvolveState, kind: str, data: Mapping[str, Any], ttl: int) -> None:
     if kind in _LIFECYCLE:
         _LIFECYCLE[kind](state, data)
+    elif kind in _GENERATION:
+        _GENERATION[kind](state, data)
     elif kind == "run_created":
         for name in ("goal", "goal_hash", "judge_hash", "seed_commit", "branch"):
             setattr(state, name, str(data[name]))
@@ -180,6 +195,7 @@ def _apply(state: EvolveState, kind: str, data: Mapping[str, Any], ttl: int) -> 
         state.started = int(data["iteration"])
     elif kind == "iteration_abandoned":
         state.started = None
+        _end_generation(state)
     elif kind == "candidate_judged":
         _judged(state, data)
     elif kind == "version_admitted":
@@ -236,6 +252,41 @@ _LIFECYCLE: dict[str, Callable[[EvolveState, Mapping[str, Any]], None]] = {
 }
 
 
+def _generation_started(state: EvolveState, data: Mapping[str, Any]) -> None:
+    state.started = int(data["iteration"])
+    state.generation = int(data["size"])
+    state.members, state.confirmation = {}, None
+
+
+def _candidate_measured(state: EvolveState, data: Mapping[str, Any]) -> None:
+    if state.started != int(data["iteration"]):
+        return
+    measurement = data["measurement"]
+    state.members[int(data["candidate"])] = {
+        "verdict": dict(data["verdict"]),
+        "ok": bool(measurement.get("ok")),
+        "components": dict(measurement.get("components", {})),
+        "signature": str(data.get("signature", "")),
+        "commit": data.get("commit"),
+        "tree": data.get("tree"),
+        "agent": data.get("agent"),
+        "seconds": data.get("seconds"),
+    }
+
+
+def _candidate_confirmed(state: EvolveState, data: Mapping[str, Any]) -> None:
+    if state.started == int(data["iteration"]):
+        state.confirmation = dict(data)
+
+
+# A generation's own events: its start, each candidate's judgement, the winner's confirmation.
+_GENERATION: dict[str, Callable[[EvolveState, Mapping[str, Any]], None]] = {
+    "generation_started": _generation_started,
+    "candidate_measured": _candidate_measured,
+    "candidate_confirmed": _candidate_confirmed,
+}
+
+
 def _judged(state: EvolveState, data: Mapping[str, Any]) -> None:
     iteration = int(data["iteration"])
     verdict = data["verdict"]
@@ -248,6 +299,7 @@ def _judged(state: EvolveState, data: Mapping[str, Any]) -> None:
     }
     state.last_judged = iteration
     state.started = None
+    _end_generation(state)
     state.active_seconds += float(data.get("seconds", 0.0))
     state.records.append(IterationRecord(iteration, admitted, str(data.get("signature", ""))))
     if admitted:
@@ -259,6 +311,10 @@ def _judged(state: EvolveState, data: Mapping[str, Any]) -> None:
         )
 
 
+def _end_generation(state: EvolveState) -> None:
+    state.generation, state.members, state.confirmation = 0, {}, None
+
+
 def _floats(data: Mapping[str, Any]) -> dict[str, float]:
     return {str(k): float(v) for k, v in dict(data["components"]).items()}
 
@@ -268,6 +324,7 @@ def _floats(data: Mapping[str, Any]) -> dict[str, float]:
 Action = Literal[
     "idle",  # paused, waiting for a person, stopped or failed: nothing runs
     "abandon",  # an iteration was started and never judged: record it, then redo it
+    "generation",  # a generation was started and not decided: judge its missing candidates
     "admit",  # a judged admission lacks its version: finish it (branch, tag, event)
     "baseline_failed",  # the seed itself did not pass the judge
     "intervene",  # a stall or loop: a debate proposes new directions
@@ -291,7 +348,7 @@ def next_action(state: EvolveState, supervisor: SupervisorSpec, stop: StopSpec) 
     if state.status is not Status.RUNNING:
         return Next("idle")
     if state.started is not None:
-        return Next("abandon")
+        return Next("generation" if state.generation else "abandon")
     if state.pending is not None:
         return Next("admit")
     if 0 in state.judged and not state.versions:

@@ -10,6 +10,7 @@ from typing import Any
 
 from freemad.dashboard.charts import debate_chart_svg
 from freemad.dashboard.viewdata import as_list, as_map, as_number, as_text, diff_lines, number
+from freemad.debate.transcript_format import expand
 from freemad.evolve.chart import format_number
 
 
@@ -40,6 +41,7 @@ def error_text(value: Any) -> str:
 
 
 def debate_view(transcript: Mapping[str, Any]) -> dict[str, Any]:
+    transcript = expand(transcript)  # a format 2 transcript (each answer once) as the full one
     order = answer_order(transcript)
     rounds = [as_map(r) for r in as_list(transcript.get("transcript"))]
     winner = as_text(transcript.get("final_answer_id")) or None

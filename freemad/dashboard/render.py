@@ -158,9 +158,11 @@ def render_index(
     live: bool = False,
     base_url: str | None = None,
     controls: Mapping[str, Any] | None = None,
+    evals: Sequence[Mapping[str, Any]] = (),
 ) -> str:
     """The list of every run, newest first: entries as `Run.entry()` gives them, with the
-    facts `IndexFacts` adds where known (outcome, seconds, agents)."""
+    facts `IndexFacts` adds where known (outcome, seconds, agents); and the evaluations, each
+    `name`, `slug` and its `eval_views.eval_summary` or an `error`."""
     kinds: dict[str, int] = {}
     for entry in entries:
         kinds[entry["kind"]] = kinds.get(entry["kind"], 0) + 1
@@ -187,6 +189,7 @@ def render_index(
         scripts=("index.js",),
         controls=controls,
         runs=runs,
+        evals=evals,
         counts=sorted(kinds.items()),
         statuses=sorted({e["status"] for e in entries}),
     )
@@ -271,3 +274,19 @@ def render_agent(
 def _agents_page(name: str, path: str, live: bool, base_url: str | None, **values: Any) -> str:
     url, root = _canonical(base_url, path), "../" * path.count("/")
     return _page(name, root=root, live=live, canonical=url, run_id=None, scripts=(), **values)
+
+
+def render_eval(
+    view: Mapping[str, Any], slug: str, *, live: bool = False, base_url: str | None = None
+) -> str:
+    """An evaluation's page (`eval_views.eval_view`); it lives at `evals/<slug>.html`."""
+    path = f"evals/{slug}.html"
+    return _page(
+        "eval.html.j2",
+        root="../",
+        live=live,
+        canonical=_canonical(base_url, path),
+        run_id=None,
+        scripts=(),
+        e=view,
+    )

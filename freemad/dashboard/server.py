@@ -33,11 +33,20 @@ from freemad.dashboard import answers, views
 from freemad.dashboard.agents import AGENT_SLUG, agent_view, agents_table
 from freemad.dashboard.answers import Problem, Warn, names_its_source, reason
 from freemad.dashboard.capacity import STREAMS_DIR, Caps, Refusal, Streams, number, setting
+from freemad.dashboard.eval_views import eval_summary, eval_view
+from freemad.dashboard.evals import (
+    EVAL_SLUG,
+    EvalFolder,
+    EvalReportError,
+    eval_folders,
+    eval_sources,
+)
 from freemad.dashboard.feed import READ_ERRORS, Feed, stream
 from freemad.dashboard.handover import TOKEN
 from freemad.dashboard.render import (
     render_agent,
     render_agents,
+    render_eval,
     render_index,
     render_run,
     view_of,
@@ -62,6 +71,7 @@ from freemad.errors import UsageError
 
 TRUSTED_PROXIES = "FREEMAD_DASHBOARD_TRUSTED_PROXIES"
 CONFIGS = "FREEMAD_DASHBOARD_CONFIGS"  # the configs runs start with, as a JSON list of paths
+EVALS = "FREEMAD_DASHBOARD_EVALS"  # evaluation folders (freemad eval --out), a JSON list of paths
 MAX_PROXIES = 10
 PAGE_CACHE = 256
 MAX_BODY = 256 * 1024  # bytes of a POST body
@@ -99,6 +109,7 @@ def create_app(
     caps: Caps | None = None,
     streams_dir: Path | None = None,
     trusted_proxies: int = 0,
+    evals: Sequence[EvalFolder] = (),
 ) -> Flask:
     """The dashboard's Flask app over `sources` (read each time a page or the API asks).
 
@@ -107,8 +118,9 @@ def create_app(
     private folder). With `trusted_proxies`, that many proxies in front append to
     X-Forwarded-For and a client's address is taken from it; otherwise the header is ignored.
     Runs start with `config_path`, or with one of `config_paths` (the first the default).
+    `evals` are evaluation folders, each a page; their `transcripts/` are debate sources too.
     """
-    if not sources:
+    if not sources and not evals:
         raise UsageError("the dashboard needs at least one source")
     if not poll_interval > 0 or not heartbeat > 0:
         raise UsageError("poll_interval and heartbeat must be positive numbers of seconds")
@@ -136,7 +148,10 @@ def create_app(
     if not 0 <= trusted_proxies <= MAX_PROXIES:
         raise UsageError(f"trusted_proxies must be from 0 to {MAX_PROXIES}")
     streams = Streams(caps or Caps.from_env({}), streams_dir)
+    # After the starter chose its folder: debates are never started into an evaluation's.
+    sources = [*sources, *eval_sources(evals, say)]
     board = _Dashboard(sources, commit_url, poll_interval, heartbeat, starter, say, streams)
+    board.evals = {evaluation.slug: evaluation for evaluation in evals}
     app = Flask("freemad.dashboard")
     if trusted_proxies:
         # X-Forwarded-For's last `trusted_proxies` entries are what the proxies saw; the
@@ -150,6 +165,7 @@ def create_app(
         ("/runs/<run_id>.html", board.run_page),
         ("/agents.html", board.agents),
         ("/agents/<slug>.html", board.agent_page),
+        ("/evals/<slug>.html", board.eval_page),
         ("/api/runs", board.api_runs),
         ("/api/runs/<run_id>", board.api_run),
         ("/api/tasks", board.api_tasks),
@@ -189,10 +205,11 @@ def app_from_env(environ: Mapping[str, str] | None = None) -> Flask:
         warn=warn,
         say_missing=False,  # `freemad-dashboard` said so once, before the workers started
     )
-    if not sources:
+    evals = eval_folders(_paths(env, EVALS))
+    if not sources and not evals:
         raise UsageError(
             "no source: set FREEMAD_DASHBOARD_DIR, FREEMAD_DASHBOARD_TASK_STORE, "
-            "FREEMAD_DASHBOARD_EVOLVE_STORE or FREEMAD_DASHBOARD_STATE_DIR"
+            f"FREEMAD_DASHBOARD_EVOLVE_STORE, FREEMAD_DASHBOARD_STATE_DIR or {EVALS}"
         )
     return create_app(
         sources,
@@ -206,7 +223,22 @@ def app_from_env(environ: Mapping[str, str] | None = None) -> Flask:
         caps=Caps.from_env(env),
         streams_dir=Path(env[STREAMS_DIR]) if env.get(STREAMS_DIR) else None,
         trusted_proxies=setting(env, TRUSTED_PROXIES, 0, 0, MAX_PROXIES),
+        evals=evals,
     )
+
+
+def _paths(env: Mapping[str, str], name: str) -> list[str]:
+    """A JSON list of paths in the variable `name`; none when it is unset or empty."""
+    given = env.get(name, "").strip()
+    if not given:
+        return []
+    try:
+        paths = json.loads(given)
+    except ValueError:
+        paths = None
+    if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
+        raise UsageError(f"{name} must be a JSON list of paths")
+    return paths
 
 
 def _config_paths(env: Mapping[str, str]) -> list[str]:
@@ -281,6 +313,7 @@ class _Dashboard:
         self.index_facts = IndexFacts()  # the index's outcome, duration and agents of each run
         self.agent_records = agent_records()  # what each run's agents did, for /agents
         self.steering: Steering | None = None  # with --allow-start: the forms and their POSTs
+        self.evals: dict[str, EvalFolder] = {}  # evaluation folders by their pages' names
 
     def controls(self, run: Run | None = None) -> dict[str, Any] | None:
         return None if self.steering is None else self.steering.controls(run)
@@ -310,7 +343,31 @@ class _Dashboard:
 
     def index(self) -> Response:
         entries = self.index_facts.entries(self.runs())
-        return answers.html(render_index(entries, live=True, controls=self.controls()))
+        page = render_index(entries, live=True, controls=self.controls(), evals=self._evals())
+        return answers.html(page)
+
+    def _evals(self) -> list[dict[str, Any]]:
+        listed = []
+        for evaluation in self.evals.values():
+            row: dict[str, Any] = {"name": evaluation.name, "slug": evaluation.slug}
+            try:
+                row.update(eval_summary(evaluation.report()))
+            except EvalReportError as exc:
+                row["error"] = exc.one_line()
+            listed.append(row)
+        return listed
+
+    def eval_page(self, slug: str) -> Response:
+        evaluation = self.evals.get(slug) if EVAL_SLUG.fullmatch(slug) else None
+        if evaluation is None:
+            raise Problem(404, f"no evaluation {slug}")
+        try:
+            report = evaluation.report()
+        except EvalReportError as exc:
+            raise Problem(503, exc.one_line()) from None
+        shown = {run.run_id for run in self.runs()}
+        view = eval_view(evaluation.name, report, shown)
+        return answers.html(render_eval(view, slug, live=True))
 
     def run_page(self, run_id: str) -> Response:
         run = self.find(run_id)

@@ -27,7 +27,15 @@ import pygments
 
 from freemad import __version__
 from freemad.dashboard.agents import AGENT_SLUG, agent_view, agents_table
-from freemad.dashboard.render import render_agent, render_agents, render_index, render_run
+from freemad.dashboard.eval_views import eval_summary, eval_view
+from freemad.dashboard.evals import EVAL_SLUG, EvalFolder, eval_sources
+from freemad.dashboard.render import (
+    render_agent,
+    render_agents,
+    render_eval,
+    render_index,
+    render_run,
+)
 from freemad.dashboard.sources import (
     RUN_ID,
     IndexFacts,
@@ -88,8 +96,13 @@ def build_site(
     commit_url: str | None = None,
     warn: Callable[[str], None] = lambda _: None,
     progress: Callable[[int, int], None] | None = None,
+    evals: Sequence[EvalFolder] = (),
 ) -> BuildReport:
+    """The site of `sources`' runs and of the evaluations `evals` (a report that is missing
+    or garbled stops the build before it writes anything: EvalReportError)."""
     started = time.perf_counter()
+    reports = [(evaluation, evaluation.report()) for evaluation in evals]
+    sources = [*sources, *eval_sources(evals, warn)]
     folder = Path(out)
     pages = folder / "runs"
     try:
@@ -128,7 +141,8 @@ def build_site(
         with contextlib.suppress(FileNotFoundError):
             (pages / f"{run_id}.html").unlink()
             removed += 1
-    _write(folder / "index.html", render_index(entries, base_url=base_url))
+    listed_evals = _write_evals(folder, reports, set(manifest["runs"]), base_url)
+    _write(folder / "index.html", render_index(entries, base_url=base_url, evals=listed_evals))
     _write(folder / ".nojekyll", "")  # Pages serves the files as they are
     records = agent_records()
     records.import_(caches.get("agents"))
@@ -160,6 +174,34 @@ def _write_agents(folder: Path, table: list[dict[str, Any]], base_url: str | Non
         if page.name not in kept and AGENT_SLUG.fullmatch(page.stem):
             with contextlib.suppress(FileNotFoundError):
                 page.unlink()
+
+
+def _write_evals(
+    folder: Path,
+    reports: Sequence[tuple[EvalFolder, dict[str, Any]]],
+    shown: set[str],
+    base_url: str | None,
+) -> list[dict[str, Any]]:
+    """`evals/<slug>.html` for each evaluation (linking the debates of `shown`, the runs with a
+    page); the pages of evaluations not named go. What the index lists of them."""
+    views = [(f, eval_view(f.name, report, shown)) for f, report in reports]
+    pages = folder / "evals"
+    if views:
+        try:
+            pages.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise SiteError(f"cannot create {pages}: {exc.strerror or exc}") from None
+    for evaluation, view in views:
+        _write(
+            pages / f"{evaluation.slug}.html", render_eval(view, evaluation.slug, base_url=base_url)
+        )
+    kept = {f"{evaluation.slug}.html" for evaluation, _ in views}
+    if pages.is_dir():
+        for page in pages.glob("*.html"):  # only names eval_folders makes: nothing else is ours
+            if page.name not in kept and EVAL_SLUG.fullmatch(page.stem):
+                with contextlib.suppress(FileNotFoundError):
+                    page.unlink()
+    return [{"name": f.name, "slug": f.slug, **eval_summary(report)} for f, report in reports]
 
 
 def _page(pages: Path, run: Run) -> Path:

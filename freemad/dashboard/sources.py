@@ -34,6 +34,7 @@ from freemad.dashboard.reference_transcripts import (
 from freemad.dashboard.stored import StateDir, StoreSource
 from freemad.dashboard.views import debate_facts, facts_of
 from freemad.debate.live import LiveDebate, read_journal, running_dir
+from freemad.debate.transcript_format import expand
 from freemad.errors import FreemadError
 from freemad.store.port import RUN_ID  # a run id names a page file: the stores' rule serves
 
@@ -217,7 +218,7 @@ def _transcript(path: Path, warn: Warn) -> dict[str, Any] | None:
     data = read_json(path, warn)
     if data is not None and is_reference_transcript(data):
         return from_reference(data, path.stem, started_at(path.stem))
-    return data
+    return None if data is None else expand(data)  # format 2 (each answer once) as the full shape
 
 
 class Later:

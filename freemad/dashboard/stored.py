@@ -26,6 +26,7 @@ from freemad.dashboard.records import (
     read_json,
 )
 from freemad.debate.live_store import FINISHED, RUNNING, runner_gone_at, stored_debate
+from freemad.debate.transcript_format import expand
 from freemad.store import RUN_ID, RunRow, StoredEvent, StoreError, StoreReader
 from freemad.store.artifacts import artifact_id
 from freemad.store.run_folders import (
@@ -145,7 +146,7 @@ def _run_data(
         return RunData(
             kind,
             run_id,
-            transcript=transcript if isinstance(transcript, dict) else {},
+            transcript=expand(transcript) if isinstance(transcript, dict) else {},
             status=status,
         )
     return RunData(kind, run_id, events=events, times=times, status=status, artifacts=artifacts)

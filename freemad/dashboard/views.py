@@ -213,8 +213,10 @@ def evolve_view(
         "timeline": timeline,
         "judge_seconds": number(judge_total) if judged else "-",
         "chart": score_chart_svg(events, scale="auto"),
-        # as the chart decides it: its values are the rows' (the first comparator component)
-        "log_scale": uses_log_scale([r["value"] for r in data["rows"] if r["value"] is not None]),
+        # as the chart decides it: its values are the rows' and every generation candidate's
+        "log_scale": uses_log_scale(
+            [r["value"] for r in [*data["rows"], *data["generations"]] if r["value"] is not None]
+        ),
         "config_arg": as_text(created.get("config_arg")),
     }
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -48,11 +48,14 @@ class PromptBook:
         own: ShownAnswer,
         peers: Sequence[ShownAnswer],
         max_tokens: int | None = None,
+        max_chars: int | None = None,
     ) -> tuple[str, bool]:
-        """The critique prompt, and whether answers were cut to fit `max_tokens`.
+        """The critique prompt, and whether answers were cut to fit `max_tokens` or `max_chars`.
 
-        Over the cap, every shown answer (the agent's own and its peers') is cut to the same
-        length, the longest that fits; the cut is marked in the text.
+        Over the token cap, every shown answer (the agent's own and its peers') is cut to the
+        same length, the longest that fits. Over `max_chars` (debate.max_prompt_chars), the
+        peers' answers share what the template and the agent's own answer leave: answers shorter
+        than an equal share stay whole, the others are cut to one length. Cuts are marked.
         """
         template = self.env.get_template("critique.j2")
 
@@ -65,17 +68,41 @@ class PromptBook:
                 prompt_mode=self.prompt_mode,
             )
 
+        if max_tokens is None and max_chars is not None and _chars(own, peers) > max_chars:
+            # The answers alone pass the bound: no need to render them whole first.
+            return fair_fit(self._renderer(requirement, round_no), own, peers, max_chars), True
         prompt = render(None)
-        if max_tokens is None or estimate_tokens(prompt) <= max_tokens:
-            return prompt, False
-        low, high = 0, max(max(len(a.solution), len(a.reasoning)) for a in (own, *peers))
-        while low < high:
-            middle = (low + high + 1) // 2
-            if estimate_tokens(render(middle)) <= max_tokens:
-                low = middle
-            else:
-                high = middle - 1
-        return render(low), True
+        cut = False
+        if max_tokens is not None and estimate_tokens(prompt) > max_tokens:
+            low, high = 0, max(max(len(a.solution), len(a.reasoning)) for a in (own, *peers))
+            while low < high:
+                middle = (low + high + 1) // 2
+                if estimate_tokens(render(middle)) <= max_tokens:
+                    low = middle
+                else:
+                    high = middle - 1
+            prompt, cut = render(low), True
+        if max_chars is not None and len(prompt) > max_chars:
+            limit = max_chars if max_tokens is None else min(max_chars, 4 * max_tokens)
+            prompt = fair_fit(self._renderer(requirement, round_no), own, peers, limit)
+            cut = True
+        return prompt, cut
+
+    def _renderer(
+        self, requirement: str, round_no: int
+    ) -> Callable[[ShownAnswer, Sequence[ShownAnswer]], str]:
+        template = self.env.get_template("critique.j2")
+
+        def render(own: ShownAnswer, peers: Sequence[ShownAnswer]) -> str:
+            return template.render(
+                requirement=requirement,
+                round=round_no,
+                own=own,
+                peers=peers,
+                prompt_mode=self.prompt_mode,
+            )
+
+        return render
 
     def clarify(self, prompt: str, problem: str) -> str:
         return self.env.get_template("clarify.j2").render(prompt=prompt, problem=problem)
@@ -93,6 +120,56 @@ def template_environment(templates_dir: str | None) -> jinja2.Environment:
         autoescape=False,  # noqa: S701 - plain text for agents, never HTML
         keep_trailing_newline=True,
     )
+
+
+# What one cut adds at most: the newline and the marker with a ten-digit count.
+_MARK_CHARS = 1 + len(TRUNCATION_MARK.format(n=10**9))
+
+
+def fair_fit(
+    render: Callable[[ShownAnswer, Sequence[ShownAnswer]], str],
+    own: ShownAnswer,
+    peers: Sequence[ShownAnswer],
+    limit: int,
+) -> str:
+    """`render(own, peers)` within `limit` characters, peers' texts cut to an equal share.
+
+    The agent's own answer stays whole while the peers can make room; past that every text,
+    its own included, is cut to one share. Rendering happens a few times, not per character."""
+    empty = [replace(p, solution="", reasoning="") for p in peers]
+    blank = replace(own, solution="", reasoning="")
+    overhead = len(render(blank, empty))
+    own_chars = len(own.solution) + len(own.reasoning)
+    keep_own = limit - overhead - own_chars >= 0
+    texts = [len(t) for p in peers for t in (p.solution, p.reasoning)]
+    if not keep_own:
+        texts += [len(own.solution), len(own.reasoning)]
+    room = limit - overhead - (own_chars if keep_own else 0)
+    share = _water_level(texts, room)
+    while True:
+        shown_own = own if keep_own else _cut(own, share)
+        prompt = render(shown_own, [_cut(p, share) for p in peers])
+        over = len(prompt) - limit
+        if over <= 0 or share == 0:
+            return prompt
+        cut = max(1, sum(1 for n in texts if n > share))
+        share = max(0, share - -(-over // cut))
+
+
+def _chars(own: ShownAnswer, peers: Sequence[ShownAnswer]) -> int:
+    return sum(len(a.solution) + len(a.reasoning) for a in (own, *peers))
+
+
+def _water_level(lengths: Sequence[int], room: int) -> int:
+    """The largest length L with sum(min(n, L)) plus a marker for every n > L within `room`."""
+    remaining, ordered = room, sorted(lengths)
+    for i, length in enumerate(ordered):
+        left = len(ordered) - i
+        level = (remaining - left * _MARK_CHARS) // left
+        if length > level:
+            return max(level, 0)
+        remaining -= length
+    return max(ordered, default=0)
 
 
 def _cut(answer: ShownAnswer, limit: int) -> ShownAnswer:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from freemad.debate.transcript_format import expand
 
 TurnStatus = Literal["ok", "failed", "cut"]
 TurnAction = Literal["initial", "keep", "revise", "carried_forward", "none"]
@@ -122,6 +124,12 @@ class DebateResult(Record):
     early_stop_note: str | None = None  # the early stop in words: which budget, when, what counts
     transcript: list[RoundRecord] = Field(default_factory=list)
     transcript_path: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _full_shape(cls, data: Any) -> Any:
+        """A format 2 transcript (each answer text once, see transcript_format) reads as the full one."""
+        return expand(data) if isinstance(data, dict) and "format" in data else data
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio formats the result's repr on its way out of asyncio.run,

@@ -6,8 +6,6 @@ import asyncio
 import contextlib
 import logging
 import math
-import os
-import tempfile
 import time
 import uuid
 from collections.abc import Mapping
@@ -23,10 +21,12 @@ from freemad.core.events import EventLog, EventSink
 from freemad.core.scoring import ScoreBoard, Weights
 from freemad.core.topology import assign_peers, peer_labels
 from freemad.debate.cache import ResponseCache
+from freemad.debate.folders import agent_folders
 from freemad.debate.logbook import log_event
 from freemad.debate.outcome import Holding, Tally
 from freemad.debate.prompts import PromptBook, ShownAnswer
 from freemad.debate.records import AgentTurn, DebateResult, Failure, RoundRecord
+from freemad.debate.team import waves_note
 from freemad.debate.turns import TurnContext, take_turn
 from freemad.errors import UsageError
 from freemad.ports import Adapters, port_for
@@ -130,13 +130,15 @@ class _Debate:
         self.peers = assign_peers(
             list(self.agents), topo.type, k=topo.k, hub=topo.hub, seed=topo.seed
         )
+        # Labels go by position among the peers shown (peer_labels), so one list serves every
+        # agent: computing them per prompt was a third of a 128-agent critique prompt's cost.
+        self.labels = list(peer_labels(list(self.agents)).values())
         self.board = ScoreBoard(Weights.from_sequence(config.scoring.weights))
         self.outcome = Tally(config, self.board, adapters.sandboxes if adapters else None)
 
     async def run(self) -> DebateResult:
-        # Each agent works in an empty folder of its own for the whole run: no project files
-        # leak into its context, and no agent can leave files for another.
-        with tempfile.TemporaryDirectory(prefix="freemad-debate-") as workdir:
+        # Each agent works in an empty folder of its own for the whole run.
+        with agent_folders(self.agents) as folders:
             security, adapters = self.config.security, self.adapters
             # No adapters, no agent factory: every port was given, and no box is needed.
             box = (
@@ -144,9 +146,7 @@ class _Debate:
                 if adapters and security.sandbox_agents
                 else None
             )
-            for agent_id in self.agents:
-                folder = os.path.join(workdir, agent_id)
-                os.mkdir(folder)
+            for agent_id, folder in folders.items():
                 self.ports[agent_id] = port_for(
                     agent_id,
                     self.given_ports,
@@ -161,6 +161,7 @@ class _Debate:
     async def _run(self) -> DebateResult:
         started_at = _now()
         self.run_started = self.loop_clock()
+        warn_waves(len(self.agents), self.config.budget.max_concurrent_agents)
         self.events.emit(
             "run_started",
             requirement=self.requirement,
@@ -350,7 +351,7 @@ class _Debate:
     def _critique_prompt(self, agent_id: str, round_no: int) -> tuple[tuple[str, bool], list[str]]:
         holdings = self.outcome.holdings
         visible = [p for p in self.peers[agent_id] if p in holdings]
-        labels = peer_labels(visible)
+        labels = dict(zip(visible, self.labels, strict=False))
         shown = [
             ShownAnswer(labels[p], holdings[p].solution, holdings[p].reasoning) for p in visible
         ]
@@ -363,6 +364,7 @@ class _Debate:
             self.config.budget.max_tokens_per_agent_per_round
             if self.config.budget.enable_token_truncation
             else None,
+            self.config.debate.max_prompt_chars,
         )
         return prompt, visible
 
@@ -439,6 +441,13 @@ class _Debate:
                 duration_ms=elapsed,
             )
         return task.result()
+
+
+def warn_waves(agents: int, limit: int) -> None:
+    """Say at the start when a round cannot start every agent at once: it runs in waves."""
+    note = waves_note(agents, limit)
+    if note:
+        log.warning("%s", note)
 
 
 def _answered(task: asyncio.Task[AgentTurn]) -> bool:

@@ -13,14 +13,18 @@ import jinja2
 
 from freemad.config.models import OutputConfig
 from freemad.debate.records import DebateResult
+from freemad.debate.transcript_format import compact
 from freemad.redact import Redactor
 
 
-def transcript_data(result: DebateResult, redactor: Redactor) -> dict[str, Any]:
-    data: dict[str, Any] = redactor.data(
-        result.model_dump(mode="json", exclude={"transcript_path"})
-    )
-    return data
+def transcript_data(
+    result: DebateResult, redactor: Redactor, *, compacted: bool = True
+) -> dict[str, Any]:
+    """The transcript as JSON data, redacted; compacted (format 2, each answer text once)
+    unless asked for the full shape. Compacting first leaves less text to redact."""
+    data = result.model_dump(mode="json", exclude={"transcript_path"})
+    redacted: dict[str, Any] = redactor.data(compact(data) if compacted else data)
+    return redacted
 
 
 def render_markdown(data: dict[str, Any]) -> str:
@@ -36,9 +40,10 @@ def render_markdown(data: dict[str, Any]) -> str:
 
 def write_transcript(result: DebateResult, output: OutputConfig, redactor: Redactor) -> Path:
     """Write the transcript into `output.transcript_dir` and return its path."""
-    data = transcript_data(result, redactor)
+    markdown = output.format == "markdown"
+    data = transcript_data(result, redactor, compacted=not markdown)
     suffix = ".md" if output.format == "markdown" else ".json"
-    text = render_markdown(data) if output.format == "markdown" else json.dumps(data, indent=2)
+    text = render_markdown(data) if markdown else json.dumps(data, indent=2)
     folder = Path(output.transcript_dir)
     folder.mkdir(parents=True, exist_ok=True)
     stamp = result.started_at.replace("-", "").replace(":", "").split(".")[0]

@@ -47,6 +47,10 @@ class EvolveRequest(BaseModel):
     goal: str
     agent_id: str
     iteration: int
+    # The generation (the iteration) and this candidate's 0-based index within it: workers told
+    # apart by it can diversify (evolve.population.size > 1).
+    generation: int = 0
+    candidate: int = 0
     workspace_root: str
     allowed_actions: list[str]
     knowledge_paths: list[str] = Field(default_factory=list)

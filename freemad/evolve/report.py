@@ -69,11 +69,12 @@ def trajectory_rows(events: Events) -> list[dict[str, Any]]:
     (None unless admitted) and summary (the proposal's, one line, shortened). Plain text."""
     comparator = _comparator(events)
     component = str(comparator[0]["component"]) if comparator else None
-    summaries: dict[tuple[int, str], str] = {}
+    summaries: dict[tuple[int, str, int | None], str] = {}
     rows: list[dict[str, Any]] = []
     for kind, data in events:
         if kind == "candidate_proposed":
-            key = (int(data["iteration"]), str(data.get("agent", "")))
+            # a generation's candidates share an iteration (and often an agent): its index tells
+            key = (int(data["iteration"]), str(data.get("agent", "")), _int(data.get("candidate")))
             summaries[key] = str(data.get("summary") or data.get("cause") or "")
         elif kind == "candidate_judged":
             rows.append(_row(data, component, summaries))
@@ -81,9 +82,12 @@ def trajectory_rows(events: Events) -> list[dict[str, Any]]:
 
 
 def _row(
-    data: Mapping[str, Any], component: str | None, summaries: Mapping[tuple[int, str], str]
+    data: Mapping[str, Any],
+    component: str | None,
+    summaries: Mapping[tuple[int, str, int | None], str],
 ) -> dict[str, Any]:
     iteration, agent = int(data["iteration"]), str(data.get("agent") or "")
+    candidate = _int(data.get("candidate")) if "generation" in data else None
     verdict = data.get("verdict") or {}
     measurement = data.get("measurement") or {}
     admitted, measured = bool(verdict.get("admitted")), bool(measurement.get("ok"))
@@ -97,7 +101,7 @@ def _row(
         status, label = "rejected", "rejected"
     components = measurement.get("components") or {}
     value = _finite(components.get(component)) if measured and component else None
-    summary = summaries.get((iteration, agent), "the seed" if iteration == 0 else "")
+    summary = summaries.get((iteration, agent, candidate), "the seed" if iteration == 0 else "")
     return {
         "iteration": iteration,
         "agent": agent,
@@ -108,6 +112,91 @@ def _row(
         "version": version,
         "summary": one_line(summary, REASON_CHARS),
     }
+
+
+def generation_rows(events: Events) -> list[dict[str, Any]]:
+    """One row per candidate of every generation (evolve.population), in order: iteration,
+    candidate, agent, outcome ("admitted", "beaten", "unconfirmed", "rejected", "failed"), value
+    (the first comparator component, None when not measured), seconds and reason. Plain text."""
+    comparator = _comparator(events)
+    component = str(comparator[0]["component"]) if comparator else None
+    rows: list[dict[str, Any]] = []
+    for kind, data in events:
+        generation = data.get("generation") if kind == "candidate_judged" else None
+        if not isinstance(generation, Mapping):
+            continue
+        for item in generation.get("candidates") or []:
+            components = item.get("components") or {}
+            measured = bool(item.get("ok"))
+            rows.append(
+                {
+                    "iteration": int(data["iteration"]),
+                    "candidate": _int(item.get("candidate")) or 0,
+                    "agent": one_line(str(item.get("agent") or "")),
+                    "outcome": one_line(str(item.get("outcome") or "")),
+                    "value": _finite(components.get(component)) if component and measured else None,
+                    "seconds": _finite(item.get("seconds")),
+                    "reason": one_line(str(item.get("reason") or ""), REASON_CHARS),
+                    "version": _int(data.get("version"))
+                    if item.get("outcome") == "admitted"
+                    else None,
+                }
+            )
+    return rows
+
+
+def throughput(events: Events) -> dict[str, Any] | None:
+    """Generations, candidates, candidates judged per hour of the generations' own time, and
+    the parallel speed-up (the candidates' seconds over the generations'); None without any."""
+    generations = candidates = 0
+    spent = worked = 0.0
+    for kind, data in events:
+        generation = data.get("generation") if kind == "candidate_judged" else None
+        if not isinstance(generation, Mapping):
+            continue
+        items = generation.get("candidates") or []
+        generations += 1
+        candidates += len(items)
+        spent += _finite(data.get("seconds")) or 0.0
+        worked += sum(_finite(item.get("seconds")) or 0.0 for item in items)
+    if not generations:
+        return None
+    return {
+        "generations": generations,
+        "candidates": candidates,
+        "per_hour": None if spent <= 0 else round(candidates * 3600 / spent),
+        "speedup": None if spent <= 0 else round(worked / spent, 2),
+    }
+
+
+def _points(events: Events, component: str | None) -> list[Point]:
+    """A point per judged candidate: a generation's every candidate at its iteration."""
+    by_generation: dict[int, list[dict[str, Any]]] = {}
+    for row in generation_rows(events):
+        by_generation.setdefault(row["iteration"], []).append(row)
+    points = []
+    for row in trajectory_rows(events):
+        members = by_generation.get(row["iteration"])
+        if not members:
+            value = "" if row["value"] is None else f", {component} {_number(row['value'])}"
+            label = f"iteration {row['iteration']} ({row['agent'] or '-'}): {row['verdict']}{value}"
+            points.append(
+                Point(row["iteration"], row["value"], row["status"], row["version"], label)
+            )
+            continue
+        for m in members:
+            value = "" if m["value"] is None else f", {component} {_number(m['value'])}"
+            outcome = m["outcome"] if m["version"] is None else f"admitted v{m['version']}"
+            label = f"iteration {m['iteration']} candidate {m['candidate']}: {outcome}{value}"
+            status: Literal["admitted", "rejected", "failed"] = (
+                "admitted"
+                if m["version"] is not None
+                else "failed"
+                if m["outcome"] == "failed"
+                else "rejected"
+            )
+            points.append(Point(m["iteration"], m["value"], status, m["version"], label))
+    return points
 
 
 def _markers(events: Events) -> list[Marker]:
@@ -131,12 +220,8 @@ def score_chart_svg(
     fits: the dashboards' pages)."""
     comparator = _comparator(events)
     first = comparator[0] if comparator else {}
-    points = []
-    for row in trajectory_rows(events):
-        value = "" if row["value"] is None else f", {first['component']} {_number(row['value'])}"
-        label = f"iteration {row['iteration']} ({row['agent'] or '-'}): {row['verdict']}{value}"
-        points.append(Point(row["iteration"], row["value"], row["status"], row["version"], label))
     component = str(first["component"]) if first else None
+    points = _points(events, component)
     direction = str(first.get("direction")) if first else None
     data = ChartData(component, direction, points, _markers(events))
     return draw_score_chart(data, width=width, height=height, scale=scale)
@@ -249,6 +334,10 @@ def _report_data(run_id: str, events: Events, svg_name: str) -> dict[str, Any]:
             for d in state.interventions
         ],
         "escalations": _escalations(events),
+        "generations": [
+            {**row, "value_text": _number(row["value"])} for row in generation_rows(events)
+        ],
+        "throughput": throughput(events),
         "abandoned": [
             {"iteration": int(d["iteration"]), "reason": str(d.get("reason") or "")}
             for kind, d in events

@@ -31,6 +31,7 @@ from freemad.core.evolve import Measurement, failure_signature, judge
 from freemad.core.evolve_state import EvolveState, Next, Status, fold, next_action
 from freemad.core.lineage import branch_name, commit_message
 from freemad.errors import ConfigError, UsageError
+from freemad.evolve import generations
 from freemad.evolve.judging import measurement_data, run_stages, sandbox_problem
 from freemad.evolve.protocol import Incumbent, Rejection, objective
 from freemad.evolve.variation import Context, Variation
@@ -54,7 +55,10 @@ _RECENT = 5  # rejections shown to the agents
 
 def judge_hash(evolve: EvolveConfig) -> str:
     """The judge's definition, hashed: a run is judged by one judge from start to end."""
-    canonical = json.dumps(evolve.judge.model_dump(mode="json"), sort_keys=True)
+    judge_data = evolve.judge.model_dump(mode="json")
+    if not judge_data["confirm_runs"]:  # runs from before confirm_runs existed keep their hash
+        del judge_data["confirm_runs"]
+    canonical = json.dumps(judge_data, sort_keys=True)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -91,6 +95,8 @@ class EvolveRunner:
         self.adapters = adapters
         self.repo = Path(self.evolve.repo_path)
         self._folded: dict[str, tuple[int, EvolveState]] = {}
+        # The worktrees of a generation's candidates beyond the first, removed with the run's own.
+        self.candidates: dict[int, RunLineage] = {}
 
     @functools.cached_property
     def sandbox(self) -> Sandbox:
@@ -157,7 +163,7 @@ class EvolveRunner:
             "config_arg": self.config_arg,
         }
         self.store.create_run(run_id, "evolve", {"goal": goal[:200]})
-        self._append(run_id, [("run_created", {"run_id": run_id, **created})])
+        self.append(run_id, [("run_created", {"run_id": run_id, **created})])
         return self.advance(run_id)
 
     def state(self, run_id: str) -> EvolveState:
@@ -187,13 +193,13 @@ class EvolveRunner:
         state = self.state(run_id)
         if state.status is not Status.RUNNING:
             raise UsageError(f"run {run_id} is {state.status.value}, not running")
-        return self._append(run_id, [("paused", {})])
+        return self.append(run_id, [("paused", {})])
 
     def stop(self, run_id: str) -> EvolveState:
         state = self.state(run_id)
         if state.status in (Status.STOPPED, Status.FAILED):
             raise UsageError(f"run {run_id} has already ended ({state.stop_reason})")
-        return self._append(run_id, [("stop_requested", {})])
+        return self.append(run_id, [("stop_requested", {})])
 
     def resume(self, run_id: str) -> EvolveState:
         state = self.state(run_id)
@@ -203,7 +209,7 @@ class EvolveRunner:
                 f'"DIRECTION"{self.config_arg} (or --decline)'
             )
         self._check_judge(state)
-        self._append(run_id, [("resumed", {})])
+        self.append(run_id, [("resumed", {})])
         return self.advance(run_id)
 
     def answer(self, run_id: str, text: str) -> EvolveState:
@@ -212,11 +218,11 @@ class EvolveRunner:
         text = text.replace("\x00", "").strip()
         if not text:
             raise UsageError("the answer is empty; give a direction, or use --decline")
-        return self._append(run_id, [("human_answer", {"text": text})])
+        return self.append(run_id, [("human_answer", {"text": text})])
 
     def decline(self, run_id: str) -> EvolveState:
         self._waiting(run_id)
-        return self._append(run_id, [("human_declined", {})])
+        return self.append(run_id, [("human_declined", {})])
 
     # --- the loop -----------------------------------------------------------------------------
 
@@ -239,12 +245,15 @@ class EvolveRunner:
                 if tampered:
                     detail = "; ".join(t.line() for t in tampered)
                     data = {"reason": "tampered", "detail": f"undone: {detail}"}
-                    return self._append(run_id, [("stopped", data)])
+                    return self.append(run_id, [("stopped", data)])
                 step = next_action(state, self.evolve.supervisor, self.evolve.stop)
                 if step.action == "idle":
                     return state
                 await self._take(state, step, lineage)
         finally:
+            for candidate in self.candidates.values():
+                candidate.remove()
+            self.candidates.clear()
             lineage.remove()  # the branch and tags keep the work; a resume makes a new worktree
 
     def check_lineage(
@@ -266,7 +275,7 @@ class EvolveRunner:
         run_id = state.run_id
         if step.action == "abandon":
             why = "interrupted before it was judged; it is run again"
-            self._append(
+            self.append(
                 run_id, [("iteration_abandoned", {"iteration": state.started, "reason": why})]
             )
         elif step.action == "admit":
@@ -280,10 +289,10 @@ class EvolveRunner:
                 "commit": pending.commit,
                 "components": pending.components,
             }
-            self._append(run_id, [("version_admitted", admitted)])
+            self.append(run_id, [("version_admitted", admitted)])
         elif step.action == "baseline_failed":
             reason = state.judged[0]["verdict"]["reason"]
-            self._append(run_id, [("stopped", {"reason": "baseline_failed", "detail": reason})])
+            self.append(run_id, [("stopped", {"reason": "baseline_failed", "detail": reason})])
         elif step.action == "intervene":
             await self._intervene(state, step, lineage)
         elif step.action == "ask_human":
@@ -293,9 +302,13 @@ class EvolveRunner:
                 "detection": step.detection,
                 "question": question,
             }
-            self._append(run_id, [("waiting_for_human", data)])
+            self.append(run_id, [("waiting_for_human", data)])
         elif step.action == "stop":
-            self._append(run_id, [("stopped", {"reason": step.reason})])
+            self.append(run_id, [("stopped", {"reason": step.reason})])
+        elif step.action == "generation":
+            await generations.run(self, state, lineage, resumed=True)
+        elif state.incumbent is not None and generations.wanted(self.evolve):
+            await generations.run(self, state, lineage, resumed=False)
         else:
             await self._iterate(state, lineage)
 
@@ -311,23 +324,28 @@ class EvolveRunner:
             "parent_commit": parent,
             "directives": directives,
         }
-        self._append(run_id, [("iteration_started", started)])
+        self.append(run_id, [("iteration_started", started)])
         lineage.prepare(parent)
         agent: str | None = None
         if incumbent is not None:
             proposal = await self.variation.propose(
-                self._context(state, number, directives), lineage.worktree, lineage.common
+                self.context(state, number, directives), lineage.worktree, lineage.common
             )
             agent = proposal.get("agent")
-            self._append(run_id, [("candidate_proposed", proposal)])
-        judged = self._judge(state, lineage, parent)
+            self.append(run_id, [("candidate_proposed", proposal)])
+        judged, diff = self.measure(state, lineage, parent)
+        self.keep_diff(state.run_id, judged, diff, f"iteration-{number}.diff")
         judged.update(
             iteration=number, agent=agent, seconds=round(time.monotonic() - started_at, 3)
         )
-        self._append(run_id, [("candidate_judged", judged)])
+        self.append(run_id, [("candidate_judged", judged)])
 
-    def _judge(self, state: EvolveState, lineage: RunLineage, parent: str) -> dict[str, Any]:
-        """Restore what is protected, fix the tree, run the stages and decide."""
+    def measure(
+        self, state: EvolveState, lineage: RunLineage, parent: str
+    ) -> tuple[dict[str, Any], str | None]:
+        """Restore what is protected, fix the tree, run the stages and decide: the judged
+        event's data, and the diff against `parent` to keep (no store writes: a generation calls
+        this from its worker threads)."""
         judge_cfg = self.evolve.judge
         protected = judge_cfg.protected_paths
         lineage.restore_protected(protected)
@@ -370,12 +388,7 @@ class EvolveRunner:
         }
         if taken_back:
             data["outside_editable"] = taken_back[:200]
-        if changed and incumbent is not None:
-            diff = lineage.diff(tree, parent)
-            name = f"iteration-{state.next_iteration}.diff"
-            data["diff_artifact"] = self.store.put_artifact(
-                state.run_id, name, diff.encode()
-            ).artifact_id
+        diff = lineage.diff(tree, parent) if changed and incumbent is not None else None
         if verdict.admitted:
             if incumbent is None:
                 data.update(commit=state.seed_commit, version=0)
@@ -385,20 +398,27 @@ class EvolveRunner:
                     state.goal, state.run_id, version, state.next_iteration, measurement.components
                 )
                 data.update(commit=lineage.commit(tree, parent, message), version=version)
-        return data
+        return data, diff
+
+    def keep_diff(self, run_id: str, data: dict[str, Any], diff: str | None, name: str) -> None:
+        if diff is not None:
+            artifact = self.store.put_artifact(run_id, name, diff.encode())
+            data["diff_artifact"] = artifact.artifact_id
 
     async def _intervene(self, state: EvolveState, step: Next, lineage: RunLineage) -> None:
         tried = [text for item in state.interventions for text in item.get("directions", [])]
-        context = self._context(state, state.next_iteration, [])
+        context = self.context(state, state.next_iteration, [])
         found = await self.variation.directions(
             context, self._problem(state, step), tried, lineage.worktree
         )
         data = {"after_iteration": state.last_judged, "detection": step.detection, **found}
-        self._append(state.run_id, [("intervention", data)])
+        self.append(state.run_id, [("intervention", data)])
 
     # --- helpers ------------------------------------------------------------------------------
 
-    def _context(self, state: EvolveState, number: int, directions: list[str]) -> Context:
+    def context(
+        self, state: EvolveState, number: int, directions: list[str], candidate: int = 0
+    ) -> Context:
         incumbent = state.incumbent
         assert incumbent is not None
         judge_cfg = self.evolve.judge
@@ -420,6 +440,7 @@ class EvolveRunner:
             objective=objective(judge_cfg.gate, judge_cfg.comparator),
             directions=directions,
             rejections=rejections,
+            candidate=candidate,
         )
 
     def _problem(self, state: EvolveState, step: Next) -> str:
@@ -498,7 +519,7 @@ class EvolveRunner:
                         busy.append(lock.stem)
         self.repos.clean_orphans(self.repo, self.worktrees_dir, busy)
 
-    def _append(self, run_id: str, steps: list[Step]) -> EvolveState:
+    def append(self, run_id: str, steps: list[Step]) -> EvolveState:
         self.store.append_many(run_id, steps)
         state = self.state(run_id)
         self.store.update_run(run_id, status=state.status.value, summary=state.view())

@@ -50,6 +50,7 @@ class Context:
     objective: str
     directions: list[str]
     rejections: list[Rejection]
+    candidate: int = 0  # the index within its generation
 
 
 class Variation:
@@ -141,6 +142,8 @@ class Variation:
             goal=context.goal,
             agent_id=agent_id,
             iteration=context.iteration,
+            generation=context.iteration,
+            candidate=context.candidate,
             workspace_root=str(worktree),
             allowed_actions=self._allowed_actions(),
             knowledge_paths=list(self.evolve.knowledge_paths),

@@ -4,7 +4,8 @@ the surfaces hand them their sandboxes (`freemad.wiring`)."""
 
 from __future__ import annotations
 
-from freemad.sandbox.choose import Unavailable, agent_sandbox, code_sandbox
+from typing import TYPE_CHECKING, Any
+
 from freemad.sandbox.port import (
     ContainerSpec,
     Sandbox,
@@ -12,6 +13,9 @@ from freemad.sandbox.port import (
     SandboxUnavailable,
     View,
 )
+
+if TYPE_CHECKING:
+    from freemad.sandbox.choose import Unavailable, agent_sandbox, code_sandbox
 
 __all__ = [
     "ContainerSpec",
@@ -23,3 +27,13 @@ __all__ = [
     "agent_sandbox",
     "code_sandbox",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The adapters load when first asked for: `freemad.sandbox.host` alone (the console script
+    # starts its `setpriv` probe with it, before anything else) needs none of them.
+    if name in {"Unavailable", "agent_sandbox", "code_sandbox"}:
+        from freemad.sandbox import choose
+
+        return getattr(choose, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

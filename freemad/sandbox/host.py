@@ -5,7 +5,9 @@ namespace of its own where the system allows (`unshare -n`)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
 import shutil
 import subprocess
 import sys
@@ -34,6 +36,28 @@ def network_isolation() -> list[str]:
     return [unshare, "-n", "--"] if probe.returncode == 0 else []
 
 
+_PDEATHSIG = ["--pdeathsig", "KILL", "--"]
+# The probe `probe_die_with_parent` started ahead of time, with the setpriv it runs and the
+# process that started it (a forked worker cannot wait for it), for `die_with_parent` to collect.
+_early_probe: list[tuple[str, int, subprocess.Popen[bytes]]] = []
+
+
+def probe_die_with_parent() -> None:
+    """Start `die_with_parent`'s probe and return at once, so that it runs while FREE-MAD is
+    still importing what a run needs instead of before the first agent starts."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None or _early_probe:
+        return
+    with contextlib.suppress(OSError):
+        probe = subprocess.Popen(
+            [setpriv, *_PDEATHSIG, "true"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        _early_probe.append((setpriv, os.getpid(), probe))
+
+
 @functools.cache
 def die_with_parent() -> list[str]:
     """The argv prefix that kills a stage when FREE-MAD itself dies (kill -9 included), so a
@@ -42,15 +66,25 @@ def die_with_parent() -> list[str]:
     if setpriv is None:
         return []
     try:
-        probe = subprocess.run(
-            [setpriv, "--pdeathsig", "KILL", "--", "true"],
-            capture_output=True,
-            timeout=10,
-            check=False,
-        )
+        if _early_probe and _early_probe[0][:2] == (setpriv, os.getpid()):
+            returncode = _wait(_early_probe[0][2])
+        else:
+            probe = subprocess.run(
+                [setpriv, *_PDEATHSIG, "true"], capture_output=True, timeout=10, check=False
+            )
+            returncode = probe.returncode
     except (OSError, subprocess.TimeoutExpired):
         return []
-    return [setpriv, "--pdeathsig", "KILL", "--"] if probe.returncode == 0 else []
+    return [setpriv, *_PDEATHSIG] if returncode == 0 else []
+
+
+def _wait(probe: subprocess.Popen[bytes]) -> int:
+    try:
+        return probe.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        probe.kill()
+        probe.wait()
+        raise
 
 
 def passthrough_line(names: Sequence[str], base: str, alone: str) -> str:

@@ -14,7 +14,7 @@ import subprocess
 import tarfile
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import git
@@ -138,6 +138,19 @@ class Lineage:
                     repo.git.update_ref(f"refs/heads/{lineage.branch}", full_seed, "")
                 ensure_worktree(repo, common, worktree, run_id, full_seed)
         return lineage
+
+    def candidate(self, index: int) -> Lineage:
+        """The worktree of candidate `index` of a generation, created or recovered beside the
+        run's own (which is candidate 0's); the same branch and tags."""
+        if index == 0:
+            return self
+        if index < 0:
+            raise ValueError(f"candidate index {index} is negative")
+        name = f"{self.run_id}.c{index}"  # a run id has no dot: clean_orphans keeps it with the run
+        worktree = self.worktree.with_name(name)
+        with _user_repo(self.repo_root) as repo, _git_errors(self.repo_root):
+            ensure_worktree(repo, self.common, worktree, name, self.seed)
+        return replace(self, worktree=worktree)
 
     def prepare(self, commit: str) -> None:
         """Make the worktree exactly `commit`, whatever the worker or a crash left in it."""
@@ -363,7 +376,8 @@ def clean_orphans(repo_path: Path, worktrees_dir: Path, keep: Collection[str]) -
         repo.git.worktree("prune")
         for path, ref in registered_worktrees(repo).items():
             ours = ref is None or ref.startswith("refs/heads/freemad/evolve/")
-            if path.parent != base or path == root or not ours or path.name in keep:
+            run_id = path.name.split(".", 1)[0]  # a candidate's worktree is `<run>.c<k>`
+            if path.parent != base or path == root or not ours or run_id in keep:
                 continue
             admin = admin_of(common, path)
             if admin and (admin / "locked").exists() and not cut_short(admin, path.name):

@@ -68,6 +68,11 @@ class RunLineage(Protocol):
         """The repository's git folder, which no sandboxed call may see."""
         ...
 
+    def candidate(self, index: int) -> RunLineage:
+        """The lineage seen through candidate `index`'s own worktree (0: this one); created, or
+        after a crash recovered, beside it."""
+        ...
+
     def prepare(self, commit: str) -> None:
         """Make the worktree exactly `commit`, whatever the worker or a crash left in it."""
         ...

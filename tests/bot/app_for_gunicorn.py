@@ -15,6 +15,7 @@ from pathlib import Path
 from freemad.bot.json_logs import configure_json_logging
 from freemad.bot.ports import Delivery
 from freemad.bot.settings import BotSettings
+from freemad.bot.stores import delivery_log
 from freemad.bot.web import create_app
 
 SUBMISSIONS_ENV = "FREEMAD_TEST_SUBMISSIONS"
@@ -41,4 +42,7 @@ class FileExecutor:
 
 settings = BotSettings.from_env(os.environ)
 configure_json_logging(settings)
-app = create_app(settings, executor=FileExecutor(Path(os.environ[SUBMISSIONS_ENV])))
+# As app_from_env() builds it: checkpoints on a thread of their own.
+deliveries = delivery_log(settings, background_checkpoint=True)
+executor = FileExecutor(Path(os.environ[SUBMISSIONS_ENV]))
+app = create_app(settings, executor=executor, deliveries=deliveries)

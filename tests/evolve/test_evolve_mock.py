@@ -27,12 +27,14 @@ from freemad.tasks.protocol import ResponseError, TaskResponse, parse_response
 MOCK = str(Path(sys.executable).parent / "freemad-evolve-mock")
 
 
-def worker_prompt(cwd: Path, iteration: int) -> str:
+def worker_prompt(cwd: Path, iteration: int, candidate: int = 0) -> str:
     request = EvolveRequest(
         run_id="run1",
         goal="make slow_sum fast",
         agent_id="worker",
         iteration=iteration,
+        generation=iteration,
+        candidate=candidate,
         workspace_root=str(cwd),
         allowed_actions=["read_workspace", "write_workspace"],
         protected_paths=["tests"],
@@ -95,6 +97,21 @@ def test_a_step_writes_deletes_copies_and_links_in_the_working_folder(tmp_path):
     assert not (tmp_path / "old_dir").exists()
     assert sorted(p.name for p in (tmp_path / "vendor" / "pkg").iterdir()) == ["__init__.py"]
     assert os.readlink(tmp_path / "link") == "/etc/hostname"
+
+
+def test_a_step_of_candidates_gives_each_candidate_of_a_generation_its_own(tmp_path):
+    step = {"candidates": [{"files": {"a.txt": "zero"}}, {"files": {"a.txt": "one"}}]}
+    name = script(tmp_path, [step])
+    for candidate, content in ((1, "one"), (0, "zero")):
+        ran = run(tmp_path, ["--steps", name, "task"], worker_prompt(tmp_path, 1, candidate))
+        assert ran.returncode == 0, ran.stderr
+        assert (tmp_path / "a.txt").read_text() == content
+    ran = run(tmp_path, ["--steps", name, "task"], worker_prompt(tmp_path, 1, 2))
+    assert "No scripted step for candidate 2" in parse_response(ran.stdout).content
+    bad = script(tmp_path, [{"candidates": [{"files": []}]}], "bad.json")
+    ran = run(tmp_path, ["--steps", bad, "task"], worker_prompt(tmp_path, 1, 0))
+    assert ran.returncode == 2
+    assert "step 1 candidate 0: files must be an object" in ran.stderr
 
 
 def test_the_iteration_picks_the_step_and_the_script_can_cycle(tmp_path):

@@ -77,6 +77,27 @@ def test_remove_and_clean_orphans(lineage, repo, worktrees):
     assert git(repo, "rev-parse", lineage.branch).strip() == lineage.seed
 
 
+def test_candidate_worktrees_live_and_go_with_their_run(lineage, repo, worktrees):
+    """A generation's candidate k works in `<run>.c<k>` beside the run's own worktree: the same
+    branch, its own files, kept while its run is busy and cleaned up as an orphan after."""
+    assert lineage.candidate(0) is lineage
+    second = lineage.candidate(2)
+    assert second.worktree == worktrees.resolve() / f"{RUN}.c2"
+    assert second.branch == lineage.branch and second.seed == lineage.seed
+    (second.worktree / "app.py").write_text("candidate 2\n")
+    tree = second.stage()
+    assert second.changed_paths(tree, lineage.seed) == ["app.py"]
+    assert (lineage.worktree / "app.py").read_text() != "candidate 2\n"
+    assert lineage.candidate(2).worktree == second.worktree  # recovered, not made twice
+    assert clean_orphans(repo, worktrees, keep={RUN}) == []
+    assert second.worktree.is_dir()
+    assert sorted(clean_orphans(repo, worktrees, keep=set())) == sorted(
+        [lineage.worktree, second.worktree]
+    )
+    with pytest.raises(ValueError, match="negative"):
+        lineage.candidate(-1)
+
+
 _CHILD = """
 import sys
 from pathlib import Path
