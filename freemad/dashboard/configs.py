@@ -15,6 +15,7 @@ from flask import Flask, Response, jsonify
 
 from freemad.config.discover import BUILTIN
 from freemad.dashboard.answers import Problem, html
+from freemad.dashboard.records import unique_name
 
 if TYPE_CHECKING:
     from freemad.config.models import FreemadConfig
@@ -46,13 +47,7 @@ class ServerConfigs:
         taken: set[str] = set()
         for given in paths or (None,):
             path = config_path(given)
-            stem = _stem(path)
-            name, n = stem, 1
-            while name in taken:
-                n += 1
-                name = f"{stem}-{n}"
-            taken.add(name)
-            named.append(NamedConfig(name, path))
+            named.append(NamedConfig(unique_name(_stem(path), taken), path))
         self.all = tuple(named)
 
     def __iter__(self) -> Iterator[NamedConfig]:

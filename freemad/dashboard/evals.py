@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from freemad.dashboard.eval_views import ReportShapeError, check_report
-from freemad.dashboard.records import SourceError, Warn
+from freemad.dashboard.records import SourceError, Warn, unique_name
 from freemad.dashboard.sources import Later, Source, TranscriptDir
 
 REPORT = "report.json"
@@ -78,12 +78,7 @@ def eval_folders(paths: Sequence[str | Path]) -> list[EvalFolder]:
         if not path.is_dir():
             raise SourceError(f"evaluation folder {path} does not exist or is not a folder")
         base = _NOT_SLUG.sub("-", path.absolute().name.lower()).strip("-")[:40] or "eval"
-        slug, n = base, 1
-        while slug in taken:
-            n += 1
-            slug = f"{base}-{n}"
-        taken.add(slug)
-        folders.append(EvalFolder(path, slug))
+        folders.append(EvalFolder(path, unique_name(base, taken)))
     return folders
 
 

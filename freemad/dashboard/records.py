@@ -130,3 +130,14 @@ def file_reader(folder: Path, relative: str) -> Callable[[], bytes | None]:
             return None
 
     return read
+
+
+def unique_name(base: str, taken: set[str]) -> str:
+    """`base`, else `base-2`, `base-3`, ...: the first not in `taken`, which it is added to (the
+    names of the configs and the evaluations a server was started with)."""
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}-{n}"
+    taken.add(name)
+    return name
