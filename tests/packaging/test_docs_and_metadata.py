@@ -85,3 +85,27 @@ def test_shell_completion_is_documented_and_works() -> None:
         check=True,
     ).stdout
     assert "plain,task" in words.split()
+
+
+def test_the_project_files_exist_are_well_formed_and_linked_from_the_readme() -> None:
+    import yaml
+
+    readme = (ROOT / "README.md").read_text()
+    for name in ("CITATION.cff", "SECURITY.md", "CONTRIBUTING.md"):
+        assert (ROOT / name).is_file(), name
+        assert f"blob/main/{name})" in readme, f"the README links {name}"
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert citation["cff-version"] == "1.2.0"
+    paper = citation["preferred-citation"]
+    assert paper["identifiers"][0]["value"] == "arXiv:2509.11035"
+    assert paper["authors"][0]["family-names"] == "Cui"
+    # pre-commit runs the same linters as `make lint` and `make types`.
+    hooks = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())["repos"][0]["hooks"]
+    entries = " ".join(hook["entry"] for hook in hooks)
+    makefile = (ROOT / "Makefile").read_text()
+    for tool in ("ruff check", "ruff format --check", "lint-imports", "mypy", "lint-workflows.sh"):
+        assert tool in entries and tool in makefile, tool
+    # The two commands CONTRIBUTING.md gives are the README's.
+    contributing = (ROOT / "CONTRIBUTING.md").read_text()
+    blocks = re.findall(r"```\n(.*?)```", contributing, re.S)
+    assert blocks and all(line in readme for line in blocks[0].strip().splitlines())
