@@ -75,6 +75,8 @@ EVALS = "FREEMAD_DASHBOARD_EVALS"  # evaluation folders (freemad eval --out), a 
 MAX_PROXIES = 10
 PAGE_CACHE = 256
 MAX_BODY = 256 * 1024  # bytes of a POST body
+DEFAULT_PAGE = 50  # runs on a page of `/api/runs?page=`
+MAX_PAGE = 1000  # and at most, with `?limit=`
 _VIEW_ERRORS = (ValueError, TypeError, KeyError, AttributeError, RecursionError)
 
 
@@ -402,12 +404,24 @@ class _Dashboard:
 
     def api_runs(self) -> Response:
         kind, status = request.args.get("kind"), request.args.get("status")
+        page, limit = _paging(request.args.get("page"), request.args.get("limit"))
         entries = [
             run.entry()
             for run in self.runs()
             if (not kind or run.kind == kind) and (not status or run.status == status)
         ]
-        return jsonify({"runs": entries})
+        if limit is None:  # every run, as before paging was asked for
+            return jsonify({"runs": entries})
+        start = (page - 1) * limit
+        return jsonify(
+            {
+                "runs": entries[start : start + limit],
+                "page": page,
+                "limit": limit,
+                "total": len(entries),
+                "pages": max(1, -(-len(entries) // limit)),
+            }
+        )
 
     def api_run(self, run_id: str) -> Response:
         run = self.find(run_id)
@@ -491,6 +505,22 @@ class _Dashboard:
         # Whenever the stream ends (the client went, the worker stops), gunicorn closes it.
         answer.call_on_close(ticket.close)
         return answer
+
+
+def _paging(page: str | None, limit: str | None) -> tuple[int, int | None]:
+    """`?page=` (from 1) and `?limit=` (1 to MAX_PAGE) of `/api/runs`; no limit: every run (a
+    page alone pages by DEFAULT_PAGE). A value that is no such number is a 400."""
+    if page is None and limit is None:
+        return 1, None
+
+    def whole(text: str | None, name: str, default: int, most: int) -> int:
+        if text is None:
+            return default
+        if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= most:
+            raise Problem(400, f"{name} must be a whole number from 1 to {most}")
+        return int(text)
+
+    return whole(page, "page", 1, 1_000_000), whole(limit, "limit", DEFAULT_PAGE, MAX_PAGE)
 
 
 def _task_summary(data: RunData) -> dict[str, Any]:

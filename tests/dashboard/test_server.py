@@ -198,6 +198,24 @@ def test_api_runs_lists_and_filters(client: FlaskClient, made: Made) -> None:
     assert client.get("/api/runs?kind=evolve").get_json() == {"runs": []}
 
 
+def test_api_runs_pages_on_request_and_refuses_bad_pages(client: FlaskClient, made: Made) -> None:
+    every = client.get("/api/runs").get_json()["runs"]
+    assert len(every) == 2
+    first = client.get("/api/runs?limit=1").get_json()
+    assert first == {"runs": every[:1], "page": 1, "limit": 1, "total": 2, "pages": 2}
+    second = client.get("/api/runs?limit=1&page=2").get_json()
+    assert second["runs"] == every[1:] and second["page"] == 2
+    assert client.get("/api/runs?limit=1&page=3").get_json()["runs"] == []  # past the end
+    paged = client.get("/api/runs?page=1").get_json()  # a page alone: the default size
+    assert paged["runs"] == every and paged["limit"] == 50 and paged["pages"] == 1
+    tasks = client.get("/api/runs?kind=task&limit=5").get_json()
+    assert [r["run_id"] for r in tasks["runs"]] == [made.task_id] and tasks["total"] == 1
+    for bad in ("limit=0", "limit=1001", "page=0", "page=-1", "limit=abc", "page=1.5", "limit=٣"):
+        answer = client.get(f"/api/runs?{bad}")
+        assert answer.status_code == 400, bad
+        assert "must be a whole number" in answer.get_json()["error"], bad
+
+
 def test_api_run_gives_the_entry_and_its_view(client: FlaskClient, made: Made) -> None:
     debate = client.get(f"/api/runs/{made.debate_id}")
     assert debate.status_code == 200 and debate.mimetype == "application/json"
