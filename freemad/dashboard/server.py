@@ -229,7 +229,7 @@ def app_from_env(environ: Mapping[str, str] | None = None) -> Flask:
     )
 
 
-def _paths(env: Mapping[str, str], name: str) -> list[str]:
+def _paths(env: Mapping[str, str], name: str, what: str = "paths") -> list[str]:
     """A JSON list of paths in the variable `name`; none when it is unset or empty."""
     given = env.get(name, "").strip()
     if not given:
@@ -239,21 +239,17 @@ def _paths(env: Mapping[str, str], name: str) -> list[str]:
     except ValueError:
         paths = None
     if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
-        raise UsageError(f"{name} must be a JSON list of paths")
+        raise UsageError(f"{name} must be a JSON list of {what}")
     return paths
 
 
 def _config_paths(env: Mapping[str, str]) -> list[str]:
     """The configs runs start with: FREEMAD_DASHBOARD_CONFIGS (a JSON list of paths, the first
     the default), else FREEMAD_CONFIG (one)."""
-    given = env.get(CONFIGS, "").strip()
-    if not given:
+    if not env.get(CONFIGS, "").strip():
         return [env["FREEMAD_CONFIG"]] if env.get("FREEMAD_CONFIG") else []
-    try:
-        paths = json.loads(given)
-    except ValueError:
-        paths = None
-    if not isinstance(paths, list) or not paths or not all(isinstance(p, str) and p for p in paths):
+    paths = _paths(env, CONFIGS, "config paths")
+    if not paths:
         raise UsageError(f"{CONFIGS} must be a JSON list of config paths")
     return paths
 
