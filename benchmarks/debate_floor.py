@@ -46,11 +46,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="critique rounds")
     parser.add_argument("--delay", type=float, default=0.5, help="seconds per agent call")
     parser.add_argument("--startup-runs", type=int, default=10)
+    parser.add_argument(
+        "--startup-only", action="store_true", help="only the start-up runs, no debate sizes"
+    )
     args = parser.parse_args()
     load_at_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="freemad-floor-") as folder:
         work = Path(folder)
-        sizes = {f"agents={n}": by_size(work, n, args) for n in args.sizes}
+        sizes = (
+            {} if args.startup_only else {f"agents={n}": by_size(work, n, args) for n in args.sizes}
+        )
         startup = start_up(work, args.startup_runs)
     emit(
         {

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from freemad.agents.subprocess_agent import CliAgent
+from freemad.core.lineage import DEFAULT_BRANCH_PREFIX
 from freemad.ports import Adapters
 from freemad.sandbox.choose import agent_sandbox, code_sandbox
 
@@ -78,13 +79,19 @@ class Repositories:
     def export(self, repo_path: Path, commit: str, folder: Path) -> None:
         _git().export(repo_path, commit, folder)
 
-    def lineage(self, repo_path: Path, run_id: str, seed: str, worktrees_dir: Path) -> RunLineage:
-        return _git().lineage(repo_path, run_id, seed, worktrees_dir)
+    def lineage(
+        self, repo_path: Path, run_id: str, seed: str, worktrees_dir: Path, branch: str = ""
+    ) -> RunLineage:
+        return _git().lineage(repo_path, run_id, seed, worktrees_dir, branch)
 
     def clean_orphans(
-        self, repo_path: Path, worktrees_dir: Path, keep: Collection[str]
+        self,
+        repo_path: Path,
+        worktrees_dir: Path,
+        keep: Collection[str],
+        prefixes: Collection[str] = (DEFAULT_BRANCH_PREFIX,),
     ) -> list[Path]:
-        return _git().clean_orphans(repo_path, worktrees_dir, keep)
+        return _git().clean_orphans(repo_path, worktrees_dir, keep, prefixes)
 
     def check_refs(self, repo_root: Path, refs: RunRefs, *, repair: bool) -> list[Tampering]:
         return _git().check_refs(repo_root, refs, repair=repair)

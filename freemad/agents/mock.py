@@ -98,8 +98,9 @@ def _own_answer(args: argparse.Namespace, prompt: str) -> tuple[str, str]:
 
 
 def _requirement(prompt: str) -> str:
-    match = re.search(r"<requirement>\s*(.*?)\s*</requirement>", prompt, re.DOTALL)
-    return match.group(1) if match else prompt
+    # The finalizer's prompt fences it as <requirement_HEX> ... </requirement_HEX>.
+    match = re.search(r"<requirement(_[0-9a-f]+|)>\s*(.*?)\s*</requirement\1>", prompt, re.DOTALL)
+    return match.group(2) if match else prompt
 
 
 def _critique(args: argparse.Namespace, prompt: str, default: str) -> None:

@@ -243,4 +243,7 @@ def _dict(value: object) -> dict[str, Any]:
 
 
 def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """A count the CLI reported; a negative one is none (the text's estimate stands in)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None

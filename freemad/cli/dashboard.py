@@ -15,7 +15,7 @@ from freemad.cli.options import F, listen_options, store_options
 from freemad.errors import FreemadError, UsageError
 
 GUNICORN_CONF = "python:freemad.dashboard.gunicorn_conf"
-WSGI_APP = "freemad.dashboard.server:app_from_env()"
+WSGI_APP = "freemad.dashboard.environment:app_from_env()"
 PROG = "freemad-dashboard"
 _URL = re.compile(r"https?://[^\s\"'<>]+")
 # What the options decide; anything of these the caller's environment holds is dropped first.
@@ -151,14 +151,9 @@ def command(
     from freemad.cli.loading import load_config
     from freemad.config.discover import state_paths
     from freemad.dashboard.capacity import MAX_PER_CLIENT, MAX_STREAMS, Caps, setting
+    from freemad.dashboard.environment import EVALS, TRUSTED_PROXIES
     from freemad.dashboard.evals import eval_folders
-    from freemad.dashboard.server import (
-        EVALS,
-        MAX_PROXIES,
-        TRUSTED_PROXIES,
-        create_app,
-        stderr_warn,
-    )
+    from freemad.dashboard.server import MAX_PROXIES, create_app, stderr_warn
     from freemad.dashboard.sources import build_sources
 
     config_path = config_paths[0] if config_paths else None
@@ -266,8 +261,8 @@ def _start_env(token: str, configs: list[str]) -> dict[str, str]:
     """What gunicorn's workers need to start runs: the flag, the pipe the token is read from,
     and the configs (their paths absolute, as a JSON list; the first also as FREEMAD_CONFIG)."""
     from freemad.dashboard.configs import config_path
+    from freemad.dashboard.environment import CONFIGS
     from freemad.dashboard.handover import TOKEN_FD, token_pipe
-    from freemad.dashboard.server import CONFIGS
 
     env = {"FREEMAD_DASHBOARD_ALLOW_START": "1", TOKEN_FD: str(token_pipe(token))}
     if configs:

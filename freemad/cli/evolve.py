@@ -129,7 +129,9 @@ def validate(config_path: str) -> None:
     from freemad.evolve.validate import validate as check
 
     with _runner(config_path, store_kind="scratch") as runner:
-        report = check(runner.evolve, runner.repos, runner.sandbox, runner.agent_box)
+        report = check(
+            runner.evolve, runner.repos, runner.sandbox, runner.agent_box, config=runner.config
+        )
     for line in report["isolation"]:
         click.echo(f"isolation: {line}")
     baseline = report["baseline"]

@@ -98,3 +98,12 @@ def simulate(event_name: str, payload: str, config_path: str | None, permission:
     click.echo(json.dumps(summary, indent=2))
     if outcome.action == "refused" and permission in ("admin", "maintain", "write"):
         raise UsageError("refused although the sender may write: see the reply above")
+
+
+def _generation() -> None:
+    from freemad.cli.github_generation import generation_group
+
+    github_group.add_command(generation_group)
+
+
+_generation()

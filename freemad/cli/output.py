@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any, TextIO
 
@@ -24,8 +24,10 @@ def print_result(result: DebateResult, redactor: Redactor, *, as_json: bool) -> 
     if as_json:
         data = redactor.data(result.model_dump(mode="json"))
         click.echo(json.dumps(data, indent=2))
+        _print_flags(result, err=True)  # stdout stays one JSON document
         return
     text = redactor.text
+    _print_flags(result, err=False)
     if result.final_answer_id is None:
         click.echo(f"No winner: {result.error or 'no answers'}")
     else:
@@ -36,8 +38,9 @@ def print_result(result: DebateResult, redactor: Redactor, *, as_json: bool) -> 
             bold=True,
         )
         if result.tied_answers:
-            others = ", ".join(result.tied_answers[1:])
-            click.echo(f"(tied with {others}; broken {result.settings['tie_break']})")
+            others = ", ".join(a for a in result.tied_answers if a != result.final_answer_id)
+            broken = result.tie_broken_by or result.settings["tie_break"]
+            click.echo(f"(tied with {others}; broken by {broken})")
         click.echo()
         click.echo(text(result.final_solution or ""))
         click.echo()
@@ -60,10 +63,37 @@ def print_result(result: DebateResult, redactor: Redactor, *, as_json: bool) -> 
             answer = f" -> {turn.answer_id}" if turn.answer_id else ""
             seconds = turn.duration_ms / 1000
             click.echo(f"    {_SYMBOL[turn.status]} {agent_id:<16} {what}{answer}  {seconds:.1f}s")
+    _print_finalized(result, text)
     if result.early_stop_reason:
         click.echo(f"Stopped early: {result.early_stop_reason}")
     if result.transcript_path:
         click.echo(f"Transcript: {result.transcript_path}")
+
+
+def _print_flags(result: DebateResult, *, err: bool) -> None:
+    """A warning line per flag on the winning answer (a credential-looking string in it)."""
+    for flag in result.flags:
+        click.secho(f"Warning: {flag.message}", fg="yellow", bold=True, err=err)
+
+
+def _print_finalized(result: DebateResult, text: Callable[[str], str]) -> None:
+    """The finalizer's answer, apart from the winner's: it is not the decision."""
+    done = result.finalized
+    if done is None:
+        return
+    click.echo()
+    if done.status == "ok":
+        click.secho(
+            f"Finalized by {done.agent} from the winner and {done.critiques} critique(s) "
+            "(not scored; the winner above is the decision)",
+            bold=True,
+        )
+        click.echo(text(done.text))
+    else:
+        click.echo(
+            f"Finalizer {done.agent} failed ({text(done.problem())}); the winner above stands"
+        )
+    click.echo()
 
 
 def print_health(reports: Sequence[Health], *, as_json: bool) -> None:
@@ -121,6 +151,20 @@ class DebateProgress:
                 self.live.print(f"round {data['round']} dropped: {data.get('reason')}")
             elif event.kind == "early_stop":
                 self.live.print(f"stopping early: {data['reason']}")
+            elif event.kind == "finalizer_started":
+                self.live.print(
+                    f"finalizer {data['agent']}: writing the final answer from the winner "
+                    f"and {data['critiques']} critique(s)"
+                )
+            elif event.kind == "finalizer_finished":
+                seconds = data["duration_ms"] / 1000
+                cause = (
+                    f": {data.get('cause')}: {data.get('detail')}" if data["status"] != "ok" else ""
+                )
+                self.live.print(
+                    f"  {_SYMBOL.get(data['status'], '?')} finalizer {data['agent']} "
+                    f"{seconds:.1f}s{cause}"
+                )
         # No redraw here: the live line's own clock redraws it, a few times a second at most.
 
     def _agent_finished(self, data: dict[str, Any]) -> None:

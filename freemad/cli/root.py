@@ -28,16 +28,42 @@ _OTHER_SPELLINGS = {
 }
 
 
+# The commands whose modules are imported when one is used (or help lists them), so that a
+# debate does not import them all before its first agent starts.
+_LAZY: dict[str, tuple[str, str]] = {
+    "agents": ("freemad.cli.agents", "agents_command"),
+    "bot": ("freemad.cli.bot", "bot_group"),
+    "eval": ("freemad.cli.eval", "eval_group"),
+    "evolve": ("freemad.cli.evolve", "evolve_group"),
+    "example": ("freemad.cli.init", "example_group"),
+    "github": ("freemad.cli.github", "github_group"),
+    "init": ("freemad.cli.init", "init_command"),
+    "site": ("freemad.cli.site", "site_group"),
+    "task": ("freemad.cli.tasks", "task_group"),
+}
+
+
 class _DebateByDefault(click.Group):
     """`freemad "REQ" ...`, `freemad - < file` and `freemad --health ...` mean
     `freemad debate ...`; a lone word that is no command is an error, never a debate."""
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *_LAZY})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in _LAZY:
+            from importlib import import_module
+
+            module, name = _LAZY[cmd_name]
+            self.add_command(getattr(import_module(module), name), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args and ctx.resilient_parsing:  # shell completion of the first word
             return super().parse_args(ctx, args)
-        if not args or args[0] not in {*self.commands, *_GROUP_OPTIONS}:
+        if not args or args[0] not in {*self.list_commands(ctx), *_GROUP_OPTIONS}:
             if args and not _is_requirement(args[0]) and not ctx.resilient_parsing:
-                raise UsageError(_unknown_command(args[0], list(self.commands)))
+                raise UsageError(_unknown_command(args[0], self.list_commands(ctx)))
             args = [_DEFAULT_COMMAND, *args]
         return super().parse_args(ctx, args)
 
@@ -248,27 +274,6 @@ def _read_stdin() -> str:
         raise UsageError("the requirement on stdin is not UTF-8 text") from None
 
 
-def _register_groups() -> None:
-    from freemad.cli.agents import agents_command
-    from freemad.cli.bot import bot_group
-    from freemad.cli.eval import eval_group
-    from freemad.cli.evolve import evolve_group
-    from freemad.cli.github import github_group
-    from freemad.cli.init import example_group, init_command
-    from freemad.cli.site import site_group
-    from freemad.cli.tasks import task_group
-
-    cli.add_command(task_group)
-    cli.add_command(evolve_group)
-    cli.add_command(github_group)
-    cli.add_command(bot_group)
-    cli.add_command(site_group)
-    cli.add_command(eval_group)
-    cli.add_command(init_command)
-    cli.add_command(agents_command)
-    cli.add_command(example_group)
-
-
 @cli.command("help")
 @click.argument("words", nargs=-1, metavar="[COMMAND]...")
 @click.pass_context
@@ -279,15 +284,12 @@ def help_command(ctx: click.Context, words: tuple[str, ...]) -> None:
     for word in words:
         found = command.get_command(current, word) if isinstance(command, click.Group) else None
         if found is None:
-            names = list(command.commands) if isinstance(command, click.Group) else []
+            names = command.list_commands(current) if isinstance(command, click.Group) else []
             prefix = current.command_path
             raise UsageError(_unknown_command(word, names, prefix).split(";")[0])
         command = found
         current = click.Context(command, info_name=word, parent=current)
     click.echo(current.get_help())
-
-
-_register_groups()
 
 
 @cli.group("config", invoke_without_command=True)

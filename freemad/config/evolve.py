@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
+from freemad.config import mounts
 from freemad.config.strict import (
     LocatedValueError,
     NonNegative,
@@ -21,6 +22,7 @@ from freemad.config.strict import (
 )
 from freemad.config.strict import doc as _doc
 from freemad.core.evolve import COMPONENT_PATTERN, Direction, ParseMode, parse_predicate
+from freemad.core.lineage import DEFAULT_BRANCH_PREFIX, check_branch_prefix
 
 _COMPONENT = re.compile(COMPONENT_PATTERN)
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -65,6 +67,7 @@ PredicateText = Annotated[str, AfterValidator(_predicate_text)]
 EditableGlob = Annotated[str, AfterValidator(_editable_glob)]
 ComponentName = Annotated[str, AfterValidator(_component_name)]
 RepoPath = Annotated[str, AfterValidator(_inside_repository)]
+BranchPrefix = Annotated[str, AfterValidator(check_branch_prefix)]
 
 
 class VariationConfig(StrictModel):
@@ -75,10 +78,17 @@ class VariationConfig(StrictModel):
         "single_agent",
     )
     agent_id: str | None = _doc(
-        "The agent that edits the worktree; required for single_agent, ignored for debate.", None
+        "The agent that edits the worktree; required for single_agent. With debate, only the "
+        "agent supervisor.intervention: single_agent calls, when set.",
+        None,
     )
     debate_rounds: Annotated[int, Field(ge=0)] = _doc(
         "Critique rounds of the planning debate (mode: debate).", 1
+    )
+    debate_agent_ids: list[str] | None = _doc(
+        "The agents that debate a plan (mode: debate) and, with supervisor.intervention: debate, "
+        "new directions; at least deadlines.min_agents enabled ones. null: every enabled agent.",
+        None,
     )
 
     @model_validator(mode="after")
@@ -148,18 +158,81 @@ class ComparatorEntry(StrictModel):
     )
 
 
+def _mount_source(path: str) -> str:
+    """An absolute host path, or one inside the repository (never its `.git`), normalised."""
+    problem = mounts.mount_path_problem(path)
+    if problem is not None:
+        raise ValueError(problem)
+    if path.startswith("/"):
+        return os.path.normpath(path)
+    normal = _inside_repository(path)
+    if ".git" in normal.lower().split("/"):
+        raise ValueError(f"{path!r} names .git, which no stage may see")
+    return normal
+
+
+class ExtraMount(StrictModel):
+    """A host file or folder every stage's container sees, read-only."""
+
+    source: Annotated[str, AfterValidator(_mount_source)] = Field(
+        description="The host path: absolute, or relative to the repository; it must exist."
+    )
+    target: Annotated[str, AfterValidator(mounts.mount_target)] = Field(
+        description="The absolute path in the container; not /, /work, /tmp, /proc, /sys, /dev."
+    )
+
+
 class ContainerConfig(StrictModel):
     """Run judge stages in a container with only the worktree mounted."""
 
     enabled: bool = _doc("Run stages in a container; a missing runtime fails the run.", False)
     runtime: Literal["docker", "podman"] = _doc("docker or podman.", "docker")
     image: str | None = _doc("The image stages run in; required when enabled.", None)
+    memory: Annotated[str, AfterValidator(lambda text: mounts.size(text, "6m"))] | None = _doc(
+        "Memory one stage's container may use, swap included (e.g. 512m, 2g); null: no limit.",
+        "2g",
+    )
+    cpus: Annotated[float, Field(ge=0.01)] | None = _doc(
+        "CPUs one stage's container may use (e.g. 1.5); null: no limit.", None
+    )
+    pids_limit: PositiveInt = _doc("Processes and threads one stage's container may hold.", 512)
+    tmpfs_size: Annotated[str, AfterValidator(lambda text: mounts.size(text, "1m"))] = _doc(
+        "Size of the container's private, writable /tmp (e.g. 256m).", "256m"
+    )
+    extra_mounts: list[ExtraMount] = _doc(
+        "Host files or folders mounted read-only into every stage's container.", list
+    )
+    workdir: Annotated[str, AfterValidator(mounts.workdir)] = _doc(
+        "Where stages run in the container: /work (the worktree) or a folder below it.", "/work"
+    )
 
     @model_validator(mode="after")
     def _image_when_enabled(self) -> ContainerConfig:
         if self.enabled and not self.image:
             raise LocatedValueError(("image",), "required when container.enabled is true")
+        targets = [mount.target for mount in self.extra_mounts]
+        for index, target in enumerate(targets):
+            if targets.index(target) != index:
+                where = f"extra_mounts[{targets.index(target)}]"
+                message = f"{target!r} is already mounted by {where}"
+                raise LocatedValueError(("extra_mounts", index, "target"), message)
         return self
+
+    def hash_data(self) -> dict[str, object]:
+        """What the judge's hash takes from it: the settings that came with the hardening only
+        where they differ from their defaults, so runs from before them keep their hash."""
+        data = self.model_dump(mode="json")
+        defaults = ContainerConfig().model_dump(mode="json")
+        older = ("enabled", "runtime", "image")
+        return {key: value for key, value in data.items() if key in older or value != defaults[key]}
+
+    def resolved(self, repo: Path) -> ContainerConfig:
+        """A copy whose relative mount sources are taken from the repository `repo`."""
+        mounts_ = [
+            mount.model_copy(update={"source": os.path.normpath(Path(repo) / mount.source)})
+            for mount in self.extra_mounts
+        ]
+        return self.model_copy(update={"extra_mounts": mounts_})
 
 
 class JudgeConfig(StrictModel):
@@ -259,6 +332,11 @@ class SupervisorConfig(StrictModel):
     max_interventions_before_human: Annotated[int, Field(ge=0)] = _doc(
         "Interventions without a new best before the run waits for a person.", 2
     )
+    intervention: Literal["debate", "single_agent"] = _doc(
+        "How an intervention finds new directions: debate (the debate agents) or single_agent "
+        "(one call of variation.agent_id, else the first debate agent).",
+        "debate",
+    )
 
 
 class StopConfig(StrictModel):
@@ -269,6 +347,11 @@ class StopConfig(StrictModel):
     )
     max_wall_clock_minutes: Positive | None = _doc(
         "Minutes the run may take (checked between iterations); null: no limit.", None
+    )
+    max_total_cost_usd: Positive | None = _doc(
+        "US dollars the run's agent calls may cost, from their reported tokens and the agents' "
+        "pricing (checked between iterations); null: no limit.",
+        None,
     )
     target: list[PredicateText] = _doc(
         "Predicates that end the run once the best version meets them all, e.g. 'runtime_ms < 50'.",
@@ -318,6 +401,17 @@ class EvolveConfig(StrictModel):
         "Candidates per generation and how many are judged at once.", PopulationConfig
     )
     worker_budget: WorkerBudgetConfig = _doc("Limits on one worker call.", WorkerBudgetConfig)
+    run_branch_prefix: BranchPrefix = _doc(
+        "The run's branch is PREFIX/RUN_ID; a git ref name's part (no '..', spaces, '~^:?*[\\', "
+        "leading '-' or '/', trailing '/', '.' or '.lock').",
+        DEFAULT_BRANCH_PREFIX,
+    )
+    context_budget_chars: PositiveInt | None = _doc(
+        "Characters a worker's prompt may have; over it, the oldest rejections, the knowledge "
+        "paths, the best scores, the directions and the plan's end are cut, in that order, and "
+        "the prompt says so (never the goal or the protected paths). null: no cap.",
+        None,
+    )
     knowledge_paths: list[RepoPath] = _doc(
         "Repository-relative files or folders the workers are told to read first.", list
     )

@@ -114,6 +114,16 @@ def _upgrade_evolve(data: dict[str, Any], notes: list[LegacyNote]) -> None:
     if _section(data, ("evolve",)) is None:
         return
     _rename(data, ("evolve", "variation"), "kind", "mode", notes)
+    variation = _section(data, ("evolve", "variation"))
+    if variation is not None and variation.get("debate_agent_ids") == []:
+        # The reference's empty list meant every agent; ours says that with null.
+        variation["debate_agent_ids"] = None
+        notes.append(
+            LegacyNote(
+                ("evolve", "variation", "debate_agent_ids"),
+                "an empty list (every agent) is deprecated: read as null; leave it out",
+            )
+        )
     judge = _section(data, ("evolve", "judge"))
     stop = _section(data, ("evolve", "stop"))
     for where, section, key in (

@@ -17,6 +17,7 @@ from freemad.config.agents import (
     Pricing,
 )
 from freemad.config.evolve import EvolveConfig
+from freemad.config.evolve_agents import check_evolve_agents
 from freemad.config.github import GitHubConfig
 from freemad.config.strict import (
     Loc,
@@ -78,8 +79,10 @@ class ScoringConfig(StrictModel):
     normalize: bool = _doc(
         "Divide each answer's score by the number of agents that shaped it.", False
     )
-    tie_break: Literal["deterministic", "random"] = _doc(
-        "Tied winners: deterministic (first proposed) or random.", "deterministic"
+    tie_break: Literal["deterministic", "random", "confidence"] = _doc(
+        "Tied winners: deterministic (first proposed), random, or confidence (the highest "
+        "validator confidence, then first proposed).",
+        "deterministic",
     )
     random_seed: int | None = _doc("Seed for tie_break: random; null is unseeded.", None)
     answer_identity: IdentityMode = _doc(
@@ -204,11 +207,17 @@ class LoggingConfig(StrictModel):
 
 
 class ValidationConfig(StrictModel):
-    """Checks on proposed code, recorded in the transcript (they never change the winner)."""
+    """Checks on answers, recorded in the transcript; they change no score, and choose the winner
+    only among answers tied for the top score, with `scoring.tie_break: confidence`."""
 
     enable_syntax_check: bool = _doc("Check that Python answers parse.", True)
     enable_sandbox: bool = _doc("Run Python answers in a restricted sandbox.", False)
     sandbox_timeout_ms: PositiveInt = _doc("How long a sandboxed run may take.", 5_000)
+    secret_scan: bool = _doc(
+        "Look for credential-looking strings in every answer: flag them, lower the answer's "
+        "confidence, and redact them from the transcript and everything shown.",
+        True,
+    )
 
 
 class CacheConfig(StrictModel):
@@ -240,6 +249,12 @@ class DebateConfig(StrictModel):
         "Bound on one critique prompt, in characters; past it peers' answers share the room "
         "equally (longer ones cut, marked); null for no bound.",
         MAX_PROMPT_CHARS,
+    )
+    finalizer: str | None = _doc(
+        "An enabled agent called once after the decision with the winning answer and the "
+        "critiques it received, to write the final answer, kept apart from the winner; null "
+        "for none.",
+        None,
     )
 
 
@@ -297,13 +312,25 @@ class FreemadConfig(StrictModel):
             raise LocatedValueError(
                 ("topology", "hub"), f"{problem}; choose one of {', '.join(enabled)}"
             )
+        self._check_finalizer(enabled)
         variation = self.evolve.variation if self.evolve else None
         if variation and variation.mode == "single_agent" and variation.agent_id not in enabled:
             raise LocatedValueError(
                 ("evolve", "variation", "agent_id"),
                 f"{variation.agent_id!r} is not an enabled agent; choose one of {', '.join(enabled)}",
             )
+        check_evolve_agents(self)
         return self
+
+    def _check_finalizer(self, enabled: list[str]) -> None:
+        finalizer = self.debate.finalizer
+        if finalizer is None or finalizer in enabled:
+            return
+        what = "disabled" if any(a.id == finalizer for a in self.agents) else "not an agent id"
+        raise LocatedValueError(
+            ("debate", "finalizer"),
+            f"{finalizer!r} is {what}; choose an enabled agent: {', '.join(enabled)}",
+        )
 
     def _check_agents(self) -> None:
         seen: set[str] = set()

@@ -6,7 +6,7 @@ iteration that was started but never judged is abandoned and redone, and an admi
 judged event is stored but whose version is not is finished (the branch only rolls forward).
 
 Events (kind: data):
-    run_created        goal, goal_hash, judge_hash, seed_commit, branch, variation
+    run_created        goal, goal_hash, judge_hash, seed_commit, branch, branch_prefix, variation
     iteration_started  iteration, parent_version, parent_commit, directives
     candidate_proposed iteration, agent, ok, summary, ...
     candidate_judged   iteration, tree, stages, measurement, signature, verdict, protected,
@@ -20,7 +20,8 @@ Events (kind: data):
     generation_resumed iteration, judged, redo   (a record only)
     version_admitted   iteration, version, commit, components
     iteration_abandoned iteration, reason
-    intervention       after_iteration, detection, directions, error
+    intervention       after_iteration, detection, directions, error, intervention, agents
+    Any event may carry cost_usd, what its agent calls cost; the run's total is their sum.
     waiting_for_human  after_iteration, detection, question
     human_answer       text          human_declined  (nothing)
     paused / resumed / stop_requested / stopped {reason}
@@ -41,6 +42,7 @@ from freemad.core.evolve_supervisor import (
     StopSpec,
     SupervisorSpec,
     active,
+    cost_cap_reached,
     detect,
     needs_human,
     should_stop,
@@ -61,6 +63,7 @@ END_REASONS = (
     "target",
     "max_iterations",
     "max_wall_clock",
+    "max_total_cost",
     "declined",
     "user",
     "baseline_failed",
@@ -115,6 +118,7 @@ class EvolveState:
     question: str | None = None
     last_judged: int = -1
     active_seconds: float = 0.0
+    cost_usd: float = 0.0  # what the run's agent calls cost, by their events' cost_usd
     events: int = 0
 
     @property
@@ -163,6 +167,7 @@ class EvolveState:
             },
             "interventions": len(self.interventions),
             "question": self.question,
+            "cost_usd": round(self.cost_usd, 6),
         }
 
 
@@ -184,6 +189,7 @@ def fold(
 
 
 def _apply(state: EvolveState, kind: str, data: Mapping[str, Any], ttl: int) -> None:
+    state.cost_usd += float(data.get("cost_usd") or 0.0)
     if kind in _LIFECYCLE:
         _LIFECYCLE[kind](state, data)
     elif kind in _GENERATION:
@@ -354,14 +360,16 @@ def next_action(state: EvolveState, supervisor: SupervisorSpec, stop: StopSpec) 
     if 0 in state.judged and not state.versions:
         return Next("baseline_failed")
     if state.versions:
+        incumbent = state.versions[-1].components  # the target is met by one version, whole
+        reason = should_stop(state.last_judged, state.active_seconds / 60, incumbent, stop)
+        if reason is None and cost_cap_reached(state.cost_usd, stop):
+            return Next("stop", reason="max_total_cost")  # before an intervention spends more
         since = [r for r in state.records if r.iteration > max(state.supervised_after, 0)]
         detection = detect(since, supervisor)
         if detection is not None:
             if needs_human(state.interventions_without_new_best, supervisor):
                 return Next("ask_human", detection)
             return Next("intervene", detection)
-        incumbent = state.versions[-1].components  # the target is met by one version, whole
-        reason = should_stop(state.last_judged, state.active_seconds / 60, incumbent, stop)
         if reason is not None:
             return Next("stop", reason=reason)
     return Next("iterate")

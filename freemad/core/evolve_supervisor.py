@@ -35,6 +35,8 @@ class StopSpec(Protocol):
     def max_wall_clock_minutes(self) -> float | None: ...
     @property
     def target(self) -> Sequence[str]: ...
+    @property
+    def max_total_cost_usd(self) -> float | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +89,7 @@ def active(directives: Iterable[Directive], iteration: int) -> list[Directive]:
     return [d for d in directives if d.issued_at < iteration <= d.issued_at + d.ttl]
 
 
-StopReason = Literal["target", "max_iterations", "max_wall_clock"]
+StopReason = Literal["target", "max_iterations", "max_wall_clock", "max_total_cost"]
 
 
 def should_stop(
@@ -104,3 +106,9 @@ def should_stop(
     if limit is not None and elapsed_minutes >= limit:
         return "max_wall_clock"
     return None
+
+
+def cost_cap_reached(cost_usd: float, config: StopSpec) -> bool:
+    """Whether the run's agent calls, `cost_usd` so far, have reached `max_total_cost_usd`."""
+    limit = config.max_total_cost_usd
+    return limit is not None and cost_usd >= limit

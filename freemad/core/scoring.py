@@ -21,12 +21,15 @@ __all__ = [
     "Delta",
     "Move",
     "ScoreBoard",
+    "TieBreak",
     "Weights",
     "score_moves",
     "select_winner",
 ]
 
 TIE_TOLERANCE = 1e-9
+TieBreak = Literal["deterministic", "random", "confidence"]
+TIE_BREAKS: tuple[TieBreak, ...] = ("deterministic", "random", "confidence")
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,12 +213,15 @@ class ScoreBoard:
         self,
         *,
         normalize: bool = False,
-        tie_break: Literal["deterministic", "random"] = "deterministic",
+        tie_break: TieBreak = "deterministic",
         seed: int | None = None,
+        confidence: Mapping[str, float | None] | None = None,
     ) -> tuple[str, list[str]]:
         """``select_winner`` over this board's raw (or normalized) scores."""
         scores = self.normalized() if normalize else self._raw
-        return select_winner(scores, self.order, tie_break=tie_break, seed=seed)
+        return select_winner(
+            scores, self.order, tie_break=tie_break, seed=seed, confidence=confidence
+        )
 
 
 def score_moves(moves: Iterable[Move], weights: Weights = Weights()) -> ScoreBoard:
@@ -227,20 +233,25 @@ def select_winner(
     scores: Mapping[str, float],
     order: Sequence[str],
     *,
-    tie_break: Literal["deterministic", "random"] = "deterministic",
+    tie_break: TieBreak = "deterministic",
     seed: int | None = None,
+    confidence: Mapping[str, float | None] | None = None,
 ) -> tuple[str, list[str]]:
     """Return ``(winner, tied)``: the top answer and every answer tied with it.
 
     Scores within ``1e-9`` of the best (scaled by its magnitude when that exceeds 1) tie, so
     float summation order never decides a debate. ``tied`` follows ``order`` (answer ids by first
     appearance); ids missing from it come last, sorted. A deterministic tie-break takes the first
-    tied id; a random one takes ``random.Random(seed).choice(sorted(tied))``.
+    tied id; a random one takes ``random.Random(seed).choice(sorted(tied))``; a confidence one
+    the first tied id of the highest ``confidence`` (an id without one counts 0), so with no
+    confidences at all it is the deterministic one. Scores, and so ``tied``, never change.
     """
     if not scores:
         raise ValueError("cannot select a winner from no scores")
-    if tie_break not in ("deterministic", "random"):
-        raise ValueError(f"tie_break must be 'deterministic' or 'random', got {tie_break!r}")
+    if tie_break not in TIE_BREAKS:
+        raise ValueError(
+            f"tie_break must be 'deterministic', 'random' or 'confidence', got {tie_break!r}"
+        )
     for answer, score in scores.items():
         if math.isnan(score):
             raise ValueError(f"score of answer {answer!r} is NaN")
@@ -260,4 +271,7 @@ def select_winner(
 
     if tie_break == "random":
         return random.Random(seed).choice(sorted(tied)), tied  # noqa: S311 - not security
+    if tie_break == "confidence":
+        known = confidence or {}
+        return max(tied, key=lambda answer: known.get(answer) or 0.0), tied
     return tied[0], tied

@@ -89,11 +89,16 @@ def debate_view(transcript: Mapping[str, Any]) -> dict[str, Any]:
         "final_solution": as_text(transcript.get("final_solution")),
         "winning_agents": [str(a) for a in as_list(transcript.get("winning_agents"))],
         "tied": [str(a) for a in as_list(transcript.get("tied_answers"))],
+        "finalized": _finalized(as_map(transcript.get("finalized"))),
         "early_stop_reason": as_text(transcript.get("early_stop_reason")) or None,
         "early_stop_note": as_text(transcript.get("early_stop_note")) or None,
         "settings": _settings(as_map(transcript.get("settings"))),
-        "tie_break": as_text(as_map(transcript.get("settings")).get("tie_break"))
+        # The rule that broke the tie: the one recorded (a confidence tie-break whose confidences
+        # were all equal fell back to deterministic), else the configured one.
+        "tie_break": as_text(transcript.get("tie_broken_by"))
+        or as_text(as_map(transcript.get("settings")).get("tie_break"))
         or "deterministic",
+        "flags": [as_text(as_map(f).get("message")) for f in as_list(transcript.get("flags"))],
         "ranking": ranking,
         "rounds": [_round_row(r) for r in rounds],
         "score_table": _score_table(rounds, order),
@@ -160,6 +165,26 @@ def live_debate_view(live: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _finalized(found: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The finalizer's answer (`debate.finalizer`), apart from the winner; None when the
+    transcript has none (a debate without a finalizer, or one written before it existed)."""
+    if not found:
+        return None
+    tokens = as_map(found.get("tokens"))
+    return {
+        "agent": as_text(found.get("agent")),
+        "ok": found.get("status") == "ok",
+        "text": as_text(found.get("text")),
+        "reasoning": as_text(found.get("reasoning")),
+        "critiques": number(found.get("critiques")),
+        "error": error_text(found.get("error")) or "no answer",
+        "duration_ms": number(found.get("duration_ms")),
+        "tokens_in": number(tokens.get("input")),
+        "tokens_out": number(tokens.get("output")),
+        "exit_status": as_text(found.get("exit_status")) or "-",
+    }
+
+
 def _final_holders(transcript: Mapping[str, Any], answer: str) -> list[str]:
     history = as_list(transcript.get("holders_history"))
     last = as_map(history[-1]) if history else {}
@@ -187,9 +212,20 @@ def _explainer(deltas: list[Any]) -> list[dict[str, Any]]:
 def _validation(found: Mapping[str, Any]) -> str | None:
     if not found:
         return None
-    language = as_text(found.get("language")) or "code"
-    ok = found.get("syntax_ok")
-    return f"{language}: syntax {'ok' if ok else 'error' if ok is False else 'not checked'}"
+    parts = []
+    if "language" in found or "syntax_ok" in found:
+        language = as_text(found.get("language")) or "code"
+        ok = found.get("syntax_ok")
+        parts.append(
+            f"{language}: syntax {'ok' if ok else 'error' if ok is False else 'not checked'}"
+        )
+    security = as_map(found.get("security"))
+    if security:
+        kinds = sorted({as_text(as_map(f).get("kind")) for f in as_list(security.get("found"))})
+        named = f": {', '.join(kinds)}" if kinds else ""
+        passed = security.get("passed") is not False and not kinds
+        parts.append("no secret found" if passed else f"possible secret{named}")
+    return "; ".join(parts) or None
 
 
 def _settings(settings: Mapping[str, Any]) -> list[tuple[str, str]]:

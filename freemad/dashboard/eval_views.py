@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from freemad.dashboard.viewdata import as_list, as_map, as_number, as_text
-from freemad.eval.methods import METHODS
+from freemad.eval.methods import FINALIZED, METHODS
 from freemad.evolve.chart import xml_text
 from freemad.store.port import RUN_ID
 
@@ -22,8 +22,8 @@ LABELS = {
     "majority_initial": "majority of round 0",
     "majority_final": "majority of the last round",
     "freemad": "Free-MAD decision",
+    FINALIZED: "finalizer's answer (debate.finalizer)",
 }
-VOTES = METHODS[1:]  # the methods that choose one answer per item
 
 
 class ReportShapeError(ValueError):
@@ -37,7 +37,7 @@ def check_report(report: Any) -> None:
     methods = report.get("methods")
     if not isinstance(methods, Mapping):
         raise ReportShapeError("no `methods` object")
-    for name in METHODS:
+    for name in shown_methods(methods):
         _check_score(methods.get(name), f"methods.{name}")
     agents = methods["single"].get("agents")
     if not isinstance(agents, Mapping):
@@ -46,6 +46,11 @@ def check_report(report: Any) -> None:
         _check_score(score, f"methods.single.agents.{agent}")
     if not isinstance(report.get("rows", []), list):
         raise ReportShapeError("`rows` is not a list")
+
+
+def shown_methods(methods: Mapping[str, Any]) -> list[str]:
+    """Every method of a report: the debate's, and the finalizer's when the report has it."""
+    return [*METHODS, *([FINALIZED] if FINALIZED in methods else [])]
 
 
 def _check_score(score: Any, where: str) -> None:
@@ -92,10 +97,12 @@ def eval_view(name: str, report: Mapping[str, Any], runs: Collection[str]) -> di
     debate is linked when its transcript is among them). `report` passed `check_report`."""
     methods = report["methods"]
     agents = [str(a) for a in methods["single"]["agents"]]
-    table = [score_row(m, LABELS[m], methods[m]) for m in METHODS]
+    names = shown_methods(methods)
+    table = [score_row(m, LABELS[m], methods[m]) for m in names]
     alone = [score_row(a, a, methods["single"]["agents"][a]) for a in agents]
     cost = as_map(report.get("cost"))
-    rows = [_row(as_map(row), agents, runs) for row in as_list(report.get("rows"))]
+    votes = names[1:]
+    rows = [_row(as_map(row), agents, runs, votes) for row in as_list(report.get("rows"))]
     return {
         "name": name,
         "dataset": as_text(report.get("dataset")) or "-",
@@ -116,13 +123,15 @@ def eval_view(name: str, report: Mapping[str, Any], runs: Collection[str]) -> di
             "calls": _count(cost.get("calls")),
             "seconds": _seconds(cost.get("debate_time_ms")),
         },
-        "votes": list(VOTES),
+        "votes": votes,
         "rows": rows,
         "missing": [as_text(m) for m in as_list(report.get("missing"))],
     }
 
 
-def _row(row: Mapping[str, Any], agents: list[str], runs: Collection[str]) -> dict[str, Any]:
+def _row(
+    row: Mapping[str, Any], agents: list[str], runs: Collection[str], votes: list[str]
+) -> dict[str, Any]:
     methods, single = as_map(row.get("methods")), as_map(row.get("single"))
     run_id = as_text(row.get("run_id"))
     return {
@@ -131,7 +140,7 @@ def _row(row: Mapping[str, Any], agents: list[str], runs: Collection[str]) -> di
         "expected": as_text(row.get("expected")) if row.get("expected") is not None else "-",
         "status": as_text(row.get("status")) or "-",
         "error": as_text(row.get("error")),
-        "methods": [_verdict(methods.get(m)) for m in VOTES],
+        "methods": [_verdict(methods.get(m)) for m in votes],
         "single": [_verdict(single.get(a)) for a in agents],
         "calls": _count(row.get("calls")),
         "tokens": _count(row.get("tokens")),

@@ -19,7 +19,7 @@ from freemad.dashboard.handover import on_exit, on_starting, post_fork, pre_exec
 from freemad.gunicorn_common import heartbeat_dir as _heartbeat_dir
 from freemad.gunicorn_common import log_level as _log_level
 
-wsgi_app = "freemad.dashboard.server:app_from_env()"
+wsgi_app = "freemad.dashboard.environment:app_from_env()"
 bind = [_os.environ.get("FREEMAD_BIND", "127.0.0.1:8001")]
 workers = _capacity.workers(_os.environ)
 worker_class = "gthread"

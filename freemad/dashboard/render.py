@@ -234,7 +234,8 @@ def render_run(
         canonical=_canonical(base_url, f"runs/{data.run_id}.html"),
         run_id=data.run_id,
         scripts=(),
-        controls=controls if data.kind in ("task", "evolve") else None,
+        # A finished debate's page carries its delete form; one in flight, nothing.
+        controls=controls if data.live is None else None,
         **{name: view},
     )
 

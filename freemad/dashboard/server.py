@@ -6,7 +6,8 @@ only with a start token and a CSRF token, `POST /api/debates` starts a debate fr
 server's own configs (the browser gives the requirement, its rounds and the config's short name,
 nothing else), and `freemad.dashboard.steering` starts and steers tasks, steers evolve runs and
 shows the configs read-only; the pages then carry the forms. Nothing happens at import time;
-`app_from_env()` is what gunicorn calls (`freemad-dashboard` sets the environment).
+`freemad.dashboard.environment.app_from_env()` is what gunicorn calls (`freemad-dashboard` sets
+the environment).
 
 `/events` is the stream of changes `freemad.dashboard.feed` polls, as many at once as
 `freemad.dashboard.capacity` allows (429 or 503 with Retry-After beyond);
@@ -17,11 +18,10 @@ refusals and headers.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,17 +32,16 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from freemad.dashboard import answers, views
 from freemad.dashboard.agents import AGENT_SLUG, agent_view, agents_table
 from freemad.dashboard.answers import Problem, Warn, names_its_source, reason
-from freemad.dashboard.capacity import STREAMS_DIR, Caps, Refusal, Streams, number, setting
+from freemad.dashboard.capacity import Caps, Refusal, Streams
+from freemad.dashboard.deleting import Deleter, transcript_folders
 from freemad.dashboard.eval_views import eval_summary, eval_view
 from freemad.dashboard.evals import (
     EVAL_SLUG,
     EvalFolder,
     EvalReportError,
-    eval_folders,
     eval_sources,
 )
 from freemad.dashboard.feed import READ_ERRORS, Feed, stream
-from freemad.dashboard.handover import TOKEN
 from freemad.dashboard.render import (
     render_agent,
     render_agents,
@@ -69,9 +68,6 @@ from freemad.dashboard.starter import Starter
 from freemad.dashboard.steering import Steering
 from freemad.errors import UsageError
 
-TRUSTED_PROXIES = "FREEMAD_DASHBOARD_TRUSTED_PROXIES"
-CONFIGS = "FREEMAD_DASHBOARD_CONFIGS"  # the configs runs start with, as a JSON list of paths
-EVALS = "FREEMAD_DASHBOARD_EVALS"  # evaluation folders (freemad eval --out), a JSON list of paths
 MAX_PROXIES = 10
 PAGE_CACHE = 256
 MAX_BODY = 256 * 1024  # bytes of a POST body
@@ -150,6 +146,7 @@ def create_app(
     if not 0 <= trusted_proxies <= MAX_PROXIES:
         raise UsageError(f"trusted_proxies must be from 0 to {MAX_PROXIES}")
     streams = Streams(caps or Caps.from_env({}), streams_dir)
+    own = list(sources)
     # After the starter chose its folder: debates are never started into an evaluation's.
     sources = [*sources, *eval_sources(evals, say)]
     board = _Dashboard(sources, commit_url, poll_interval, heartbeat, starter, say, streams)
@@ -181,83 +178,14 @@ def create_app(
         app.add_url_rule("/api/debates", view_func=starter.start, methods=["POST"])
         board.steering = Steering(starter, sources)
         board.steering.register(app)
+        # Only the folders given as sources, never an evaluation's (added to `sources` above).
+        board.deleter = Deleter(starter, transcript_folders(own), board.find)
+        board.deleter.register(app)
     app.before_request(answers.read_only_unless(starter is not None))
     app.after_request(answers.security_headers)
     app.register_error_handler(HTTPException, answers.http_error)
     app.register_error_handler(Exception, answers.internal_error(say))
     return app
-
-
-def app_from_env(environ: Mapping[str, str] | None = None) -> Flask:
-    """The app as gunicorn runs it: sources and settings from FREEMAD_DASHBOARD_* variables.
-
-    Of its own environment (no `environ` given) it takes the start token out as it reads it,
-    so no process it starts inherits it."""
-    if environ is None:
-        token = os.environ.pop(TOKEN, None)
-        env: Mapping[str, str] = os.environ
-    else:
-        token, env = environ.get(TOKEN), environ
-    warn = stderr_warn()
-    sources = build_sources(
-        transcripts=env.get("FREEMAD_DASHBOARD_DIR") or None,
-        task_store=env.get("FREEMAD_DASHBOARD_TASK_STORE") or None,
-        evolve_store=env.get("FREEMAD_DASHBOARD_EVOLVE_STORE") or None,
-        state_dir=env.get("FREEMAD_DASHBOARD_STATE_DIR") or None,
-        warn=warn,
-        say_missing=False,  # `freemad-dashboard` said so once, before the workers started
-    )
-    evals = eval_folders(_paths(env, EVALS))
-    if not sources and not evals:
-        raise UsageError(
-            "no source: set FREEMAD_DASHBOARD_DIR, FREEMAD_DASHBOARD_TASK_STORE, "
-            f"FREEMAD_DASHBOARD_EVOLVE_STORE, FREEMAD_DASHBOARD_STATE_DIR or {EVALS}"
-        )
-    return create_app(
-        sources,
-        commit_url=env.get("FREEMAD_DASHBOARD_COMMIT_URL") or None,
-        poll_interval=_seconds(env, "FREEMAD_DASHBOARD_POLL_INTERVAL", 0.5),
-        heartbeat=_seconds(env, "FREEMAD_DASHBOARD_HEARTBEAT", 15.0),
-        allow_start=env.get("FREEMAD_DASHBOARD_ALLOW_START", "").strip() == "1",
-        start_token=token or None,
-        config_paths=_config_paths(env),
-        warn=warn,
-        caps=Caps.from_env(env),
-        streams_dir=Path(env[STREAMS_DIR]) if env.get(STREAMS_DIR) else None,
-        trusted_proxies=setting(env, TRUSTED_PROXIES, 0, 0, MAX_PROXIES),
-        evals=evals,
-    )
-
-
-def _paths(env: Mapping[str, str], name: str, what: str = "paths") -> list[str]:
-    """A JSON list of paths in the variable `name`; none when it is unset or empty."""
-    given = env.get(name, "").strip()
-    if not given:
-        return []
-    try:
-        paths = json.loads(given)
-    except ValueError:
-        paths = None
-    if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
-        raise UsageError(f"{name} must be a JSON list of {what}")
-    return paths
-
-
-def _config_paths(env: Mapping[str, str]) -> list[str]:
-    """The configs runs start with: FREEMAD_DASHBOARD_CONFIGS (a JSON list of paths, the first
-    the default), else FREEMAD_CONFIG (one)."""
-    if not env.get(CONFIGS, "").strip():
-        return [env["FREEMAD_CONFIG"]] if env.get("FREEMAD_CONFIG") else []
-    paths = _paths(env, CONFIGS, "config paths")
-    if not paths:
-        raise UsageError(f"{CONFIGS} must be a JSON list of config paths")
-    return paths
-
-
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
-    return number(
-        env, name, default, float, lambda v: 0 < v <= 3600, "a number of seconds between 0 and 3600"
-    )
 
 
 # --- pages and the API ------------------------------------------------------------------------
@@ -311,10 +239,16 @@ class _Dashboard:
         self.index_facts = IndexFacts()  # the index's outcome, duration and agents of each run
         self.agent_records = agent_records()  # what each run's agents did, for /agents
         self.steering: Steering | None = None  # with --allow-start: the forms and their POSTs
+        self.deleter: Deleter | None = None  # and deleting a debate's transcript
         self.evals: dict[str, EvalFolder] = {}  # evaluation folders by their pages' names
 
     def controls(self, run: Run | None = None) -> dict[str, Any] | None:
-        return None if self.steering is None else self.steering.controls(run)
+        if self.steering is None:
+            return None
+        controls = self.steering.controls(run)
+        if run is not None and self.deleter is not None:
+            controls["delete"] = self.deleter.deletable(run)
+        return controls
 
     # reading runs
 
@@ -540,4 +474,4 @@ def _cannot_show(run: Run, exc: BaseException) -> Problem:
     return Problem(500, f"run {run.run_id} cannot be shown: {type(exc).__name__}")
 
 
-__all__ = ["SourceError", "app_from_env", "build_sources", "create_app", "stderr_warn"]
+__all__ = ["SourceError", "build_sources", "create_app", "stderr_warn"]

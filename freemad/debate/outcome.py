@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Any
 
 from freemad.config.models import FreemadConfig
 from freemad.core.answers import answer_id, canonicalize
@@ -15,12 +16,14 @@ from freemad.debate.records import (
     AnswerRecord,
     AnswerVariant,
     DebateResult,
+    Flag,
     Response,
     RoundRecord,
     ScoreDelta,
     Tokens,
 )
-from freemad.debate.validation import validate_answers
+from freemad.debate.validation import confidence_of, scan_secrets, validate_answers
+from freemad.redact import redact_secrets
 from freemad.sandbox.port import SandboxFactory
 
 
@@ -149,25 +152,33 @@ class Tally:
             for ident, rec in self.answers.items()
         }
         if not error and result.scores:
+            # The answers tied for the top score are validated with the final ones, before the
+            # choice among them: `scoring.tie_break: confidence` reads their confidence.
+            _, tied = select_winner(result.scores, self.board.order)
+            result.validation = await asyncio.to_thread(self._validate, self._final_answers(tied))
+            confidence = {
+                ident: value
+                for ident, entry in result.validation.items()
+                if (value := confidence_of(entry)) is not None
+            }
             winner, tied = select_winner(
                 result.scores,
                 self.board.order,
                 tie_break=config.scoring.tie_break,
                 seed=config.scoring.random_seed,
+                confidence=confidence,
             )
             result.final_answer_id = winner
             result.tied_answers = tied if len(tied) > 1 else []
+            result.tie_broken_by = self._broken_by(tied, confidence)
             holders = [a for a, h in self.holdings.items() if h.answer_id == winner]
             result.winning_agents = holders or sorted(self.board.contributors.get(winner, ()))
             result.final_solution = self._solution_of(winner)
-            if config.validation.enable_syntax_check or config.validation.enable_sandbox:
-                result.validation, result.validator_confidence = await asyncio.to_thread(
-                    validate_answers,
-                    {a: self._solution_of(a) for a in self._final_answers(winner)},
-                    winner,
-                    config.validation,
-                    self.sandboxes.code(config.security.sandbox) if self.sandboxes else None,
-                )
+            result.answer_confidence = confidence
+            result.validator_confidence = confidence.get(winner)
+            result.flags = _flags(winner, result.validation.get(winner, {}))
+        if config.validation.secret_scan:
+            await asyncio.to_thread(_redact_secrets, result)
         result.agents = self._totals()
         result.metrics = self._metrics(wall_time, result.agents)
         result.finished_at = (
@@ -175,9 +186,34 @@ class Tally:
         )
         return result
 
-    def _final_answers(self, winner: str) -> list[str]:
-        held = {h.answer_id for h in self.holdings.values()}
-        return [a for a in self.board.order if a in held or a == winner]
+    def _final_answers(self, tied: list[str]) -> list[str]:
+        """The answers held at the end, and those tied for the top score, in order."""
+        held = {h.answer_id for h in self.holdings.values()} | set(tied)
+        return [a for a in self.board.order if a in held]
+
+    def _validate(self, final: list[str]) -> dict[str, dict[str, Any]]:
+        """What validation found: the Python checks on the `final` answers, the secret scan on
+        every answer (each text merged into it)."""
+        checks = self.config.validation
+        report: dict[str, dict[str, Any]] = {}
+        if checks.enable_syntax_check or checks.enable_sandbox:
+            sandbox = self.sandboxes.code(self.config.security.sandbox) if self.sandboxes else None
+            solutions = {a: self._solution_of(a) for a in final}
+            report, _ = validate_answers(solutions, final[0], checks, sandbox)
+        if checks.secret_scan:
+            for ident in self.board.order:
+                texts = [(v.agent_id, v.round, v.text) for v in self.answers[ident].variants]
+                report.setdefault(ident, {})["security"] = scan_secrets(texts)
+        return report
+
+    def _broken_by(self, tied: list[str], confidence: dict[str, float]) -> str | None:
+        """How a tie for the top score was broken; None without one."""
+        rule = self.config.scoring.tie_break
+        if len(tied) < 2:
+            return None
+        if rule == "confidence" and len({confidence.get(a, 0.0) for a in tied}) > 1:
+            return "confidence"
+        return "random" if rule == "random" else "deterministic"
 
     def _solution_of(self, ident: str) -> str:
         for holding in self.holdings.values():
@@ -245,3 +281,40 @@ class Tally:
             "tokens_estimated": any(t.tokens.estimated for t in turns),
             "cost_usd_total": round(sum(costs), 6) if costs else None,
         }
+
+
+def _flags(winner: str, entry: dict[str, Any]) -> list[Flag]:
+    """The warnings the winning answer's validation gives: credential-looking strings in it."""
+    security = entry.get("security")
+    if not security or security["passed"]:
+        return []
+    kinds = sorted({found["kind"] for found in security["found"]})
+    return [
+        Flag(
+            kind="secret",
+            answer_id=winner,
+            kinds=kinds,
+            message=(
+                f"the winning answer holds what looks like a credential ({', '.join(kinds)}); "
+                "it is redacted here, check the answer and revoke the credential if it is real"
+            ),
+        )
+    ]
+
+
+def _redact_secrets(result: DebateResult) -> None:
+    """Every text agents wrote in `result` with credential-looking strings redacted: the
+    transcript and all that shows it (CLI, comments, pages) are published."""
+    if result.final_solution:
+        result.final_solution = redact_secrets(result.final_solution)
+    for record in result.answers.values():
+        record.canonical = redact_secrets(record.canonical)
+        for variant in record.variants:
+            variant.text = redact_secrets(variant.text)
+    for round_record in result.transcript:
+        for turn in round_record.agents.values():
+            if turn.response is not None:
+                turn.response.solution = redact_secrets(turn.response.solution)
+                turn.response.reasoning = redact_secrets(turn.response.reasoning)
+            if turn.error is not None:
+                turn.error.detail = redact_secrets(turn.error.detail)

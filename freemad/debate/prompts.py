@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import hashlib
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,6 +26,21 @@ class ShownAnswer:
     reasoning: str
 
 
+# The tags the generate and critique prompts put around the requirement and the answers (the
+# contract agents read, docs/agents.md). In a text they fence, each such tag's `<` is written
+# `&lt;`: a requirement or an answer can neither close its own fence nor forge another's.
+_FENCE_TAG = re.compile(r"<(\s*/?\s*)(requirement|your_answer|peer_answer)\b", re.IGNORECASE)
+
+
+def defang(text: str) -> str:
+    """`text` with every opening or closing fence tag in it made plain text."""
+    return _FENCE_TAG.sub(r"&lt;\1\2", text) if "<" in text else text
+
+
+def _defanged(answer: ShownAnswer) -> ShownAnswer:
+    return replace(answer, solution=defang(answer.solution), reasoning=defang(answer.reasoning))
+
+
 def truncate(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
@@ -39,7 +56,7 @@ class PromptBook:
         self.prompt_mode = prompt_mode
 
     def generate(self, requirement: str) -> str:
-        return self.env.get_template("generate.j2").render(requirement=requirement)
+        return self.env.get_template("generate.j2").render(requirement=defang(requirement))
 
     def critique(
         self,
@@ -58,6 +75,8 @@ class PromptBook:
         than an equal share stay whole, the others are cut to one length. Cuts are marked.
         """
         template = self.env.get_template("critique.j2")
+        requirement, own = defang(requirement), _defanged(own)
+        peers = [_defanged(peer) for peer in peers]
 
         def render(limit: int | None) -> str:
             return template.render(
@@ -104,8 +123,45 @@ class PromptBook:
 
         return render
 
+    def finalize(
+        self,
+        requirement: str,
+        winner: ShownAnswer,
+        critiques: Sequence[ShownAnswer],
+        max_chars: int | None = None,
+    ) -> tuple[str, bool]:
+        """The finalizer's prompt (`debate.finalizer`), and whether texts were cut to fit
+        `max_chars`: the critiques share the room the winning answer leaves, as peers' answers
+        do in a critique prompt. Every untrusted text is fenced by tags no text contains."""
+        template = self.env.get_template("finalize.j2")
+
+        def render(own: ShownAnswer, shown: Sequence[ShownAnswer]) -> str:
+            texts = [requirement, own.solution, own.reasoning]
+            texts += [c.reasoning for c in shown]
+            return template.render(
+                requirement=requirement,
+                winner=own,
+                critiques=shown,
+                fence=unforgeable_fence(texts),
+            )
+
+        prompt = render(winner, critiques)
+        if max_chars is None or len(prompt) <= max_chars:
+            return prompt, False
+        return fair_fit(render, winner, critiques, max_chars), True
+
     def clarify(self, prompt: str, problem: str) -> str:
         return self.env.get_template("clarify.j2").render(prompt=prompt, problem=problem)
+
+
+def unforgeable_fence(texts: Sequence[str]) -> str:
+    """A tag suffix found in none of `texts`: hex digits of a hash of them all. A text would have
+    to contain the hash of itself to close its fence early; on the chance that one holds the
+    suffix anyway, the next hash is tried."""
+    digest = hashlib.sha256("\x00".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
+    while any(digest[:16] in text for text in texts):
+        digest = hashlib.sha256(digest.encode("ascii")).hexdigest()
+    return digest[:16]
 
 
 @functools.lru_cache(maxsize=8)

@@ -95,6 +95,39 @@ class AgentTotals(Record):
     cost_usd: float | None = None
 
 
+class Finalized(Record):
+    """The finalizer's call (`debate.finalizer`): the final answer it wrote from the winner and
+    the critiques the winner received, kept apart from the decision, which it never changes.
+    `status` is ok with `text`, or failed with `error` (the call's failure, or `unparseable`)."""
+
+    agent: str
+    status: Literal["ok", "failed"]
+    text: str = ""
+    reasoning: str = ""
+    critiques: int = 0  # how many critiques of the winner the prompt showed
+    error: Failure | None = None
+    duration_ms: int = 0
+    tokens: Tokens = Field(default_factory=Tokens)
+    exit_status: int | None = None
+
+    def problem(self) -> str:
+        """Why it failed, in one line ("cause: detail"); empty when it did not."""
+        if self.error is None:
+            return "" if self.status == "ok" else "no answer"
+        return ": ".join(part for part in (self.error.cause, self.error.detail) if part)
+
+
+class Flag(Record):
+    """A warning about the winning answer, shown wherever the result is. `kind` is `secret`
+    (credential-looking strings, `validation.secret_scan`); `kinds` what was found, never the
+    text itself, which the transcript has redacted."""
+
+    kind: str
+    answer_id: str
+    kinds: list[str] = Field(default_factory=list)
+    message: str
+
+
 class DebateResult(Record):
     """The transcript. The reference implementation's fields, plus provenance and per-call metrics."""
 
@@ -117,11 +150,17 @@ class DebateResult(Record):
     holders_history: list[dict[str, str]] = Field(default_factory=list)
     answers: dict[str, AnswerRecord] = Field(default_factory=dict)
     validation: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    validator_confidence: float | None = None
+    validator_confidence: float | None = None  # the winner's
+    answer_confidence: dict[str, float] = Field(default_factory=dict)  # each validated answer's
+    # How a tie for the top score was broken: deterministic, random, or confidence (validator
+    # confidence chose among the tied; scoring.tie_break: confidence); None without a tie.
+    tie_broken_by: str | None = None
+    flags: list[Flag] = Field(default_factory=list)  # warnings about the winner, e.g. a secret
     metrics: dict[str, Any] = Field(default_factory=dict)
     agents: dict[str, AgentTotals] = Field(default_factory=dict)
     early_stop_reason: str | None = None
     early_stop_note: str | None = None  # the early stop in words: which budget, when, what counts
+    finalized: Finalized | None = None  # the finalizer's answer, apart from the decision
     transcript: list[RoundRecord] = Field(default_factory=list)
     transcript_path: str | None = None
 

@@ -21,6 +21,7 @@ from freemad.core.events import EventLog, EventSink
 from freemad.core.scoring import ScoreBoard, Weights
 from freemad.core.topology import assign_peers, peer_labels
 from freemad.debate.cache import ResponseCache
+from freemad.debate.finalizer import finalize, scan_finalized
 from freemad.debate.folders import agent_folders
 from freemad.debate.logbook import log_event
 from freemad.debate.outcome import Holding, Tally
@@ -219,6 +220,18 @@ class _Debate:
             early_stop=early_stop,
         )
         result.early_stop_note = note
+        finalizer = self.config.debate.finalizer
+        if finalizer is not None and result.final_answer_id is not None:
+            budget = self.config.budget.max_total_time_sec
+            result.finalized = await finalize(
+                ctx,
+                self.ports[finalizer],
+                self.agents[finalizer],
+                result,
+                math.inf if budget is None else self.run_started + budget,
+            )
+            if self.config.validation.secret_scan:
+                result.flags += scan_finalized(result.finalized)
         self.events.emit(
             "run_finished",
             status=result.status,

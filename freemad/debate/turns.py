@@ -37,7 +37,9 @@ class TurnContext:
 
 
 @dataclass
-class _Usage:
+class Usage:
+    """Tokens a turn used: as the CLI reported them, else estimated from the texts."""
+
     input: int = 0
     output: int = 0
     estimated: bool = False
@@ -45,13 +47,14 @@ class _Usage:
     def add(self, prompt: str, result: CallResult) -> None:
         if result.input_tokens is None or result.output_tokens is None:
             self.estimated = True
-        self.input += (
-            result.input_tokens if result.input_tokens is not None else estimate_tokens(prompt)
+        self.input += max(
+            result.input_tokens if result.input_tokens is not None else estimate_tokens(prompt), 0
         )
-        self.output += (
+        self.output += max(  # a negative count an agent reports takes nothing off the totals
             result.output_tokens
             if result.output_tokens is not None
-            else estimate_tokens(result.text)
+            else estimate_tokens(result.text),
+            0,
         )
 
 
@@ -98,7 +101,7 @@ async def _attempts(
     prompt: str,
     hard_at: float,
 ) -> AgentTurn:
-    usage = _Usage()
+    usage = Usage()
     turn = AgentTurn(agent_id=agent.id, round=round_no, status="failed")
     problem = ""
     for attempt in (1, 2):
@@ -130,7 +133,7 @@ async def _attempts(
             )
             break
         try:
-            response = _parse(mode, result.text, ctx.config)
+            response = parse_reply(mode, result.text, ctx.config)
         except ReplyFormatError as exc:
             problem = str(exc)
             turn.error = Failure(cause="unparseable", detail=problem)
@@ -144,7 +147,8 @@ async def _attempts(
     return turn
 
 
-def _parse(mode: Mode, text: str, config: FreemadConfig) -> Response:
+def parse_reply(mode: Mode, text: str, config: FreemadConfig) -> Response:
+    """A reply in the debate contract, held to the size limits; ReplyFormatError otherwise."""
     limits = config.security
     parsed: Generation | Critique
     if mode is Mode.CRITIQUE:

@@ -1,10 +1,12 @@
-"""Checks of Python solutions: a syntax check, and an optional run in a sandboxed subprocess.
+"""Checks of answers: for Python ones a syntax check and an optional run in a sandboxed
+subprocess; for every one a scan for credential-looking strings (`scan_secrets`).
 
 Nothing an agent wrote is ever executed in this process. It runs in the sandbox's code profile
 (`freemad.sandbox`): a fresh interpreter in isolated mode, in an empty temporary folder, with a
 scrubbed environment, resource limits, a time limit and no network. Where no sandbox can run and
 the config does not say `security.sandbox: host`, it is not run, and the report says why.
-Validation informs the transcript; it never changes the Free-MAD decision.
+Validation informs the transcript and changes no score; with `scoring.tie_break: confidence`
+its confidence chooses among answers tied for the top score.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ import ast
 import re
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from freemad.config.models import ValidationConfig
+from freemad.redact import find_secrets
 from freemad.sandbox.port import Sandbox, View
 
 _FENCE = re.compile(r"^(```|~~~)[ \t]*(python3?|py)?[ \t]*\n(.*?)^\1[ \t]*$", re.M | re.S | re.I)
@@ -107,10 +110,31 @@ def validate_answers(
         if box is not None and entry.get("syntax_ok"):
             entry["sandbox"] = run_sandboxed(source, config.sandbox_timeout_ms, box)
         report[ident] = entry
-    winner_report = report.get(winner, {})
-    if winner_report.get("language") != "python":
-        return report, None
-    checks = [winner_report.get("syntax_ok", True)]
-    if "sandbox" in winner_report:
-        checks.append(winner_report["sandbox"]["ok"])
-    return report, sum(map(bool, checks)) / len(checks)
+    return report, confidence_of(report.get(winner, {}))
+
+
+def confidence_of(entry: Mapping[str, Any]) -> float | None:
+    """An answer's validator confidence: the share of the checks run on it that passed (the
+    syntax check, the sandboxed run, the secret scan); None when none ran."""
+    checks = []
+    if entry.get("language") == "python":
+        checks.append(entry.get("syntax_ok", True))
+    if "sandbox" in entry:
+        checks.append(entry["sandbox"]["ok"])
+    if "security" in entry:
+        checks.append(entry["security"]["passed"])
+    return sum(map(bool, checks)) / len(checks) if checks else None
+
+
+def scan_secrets(texts: Sequence[tuple[str, int, str]]) -> dict[str, Any]:
+    """The secret scan of one answer, given as its texts (agent, round, text): whether it passed,
+    and each credential-looking string found, by kind and place (which agent's text, in which
+    round, line and column); never a character of the string itself."""
+    found: list[dict[str, Any]] = []
+    seen: set[tuple[str, int, int]] = set()  # a text merged into the same answer says it again
+    for agent, round_no, text in texts:
+        for secret in find_secrets(text):
+            if (secret.kind, secret.line, secret.column) not in seen:
+                seen.add((secret.kind, secret.line, secret.column))
+                found.append({**secret.report(), "agent": agent, "round": round_no})
+    return {"passed": not found, "found": found}

@@ -17,7 +17,7 @@ from freemad.errors import UsageError
 from freemad.eval.checkers import matches, normal_form
 from freemad.eval.code_check import passes
 from freemad.eval.datasets import Dataset, Item
-from freemad.eval.methods import METHODS, decisions, trajectory
+from freemad.eval.methods import FINALIZED, METHODS, decisions, trajectory
 from freemad.ports import Adapters
 from freemad.sandbox.port import Sandbox
 
@@ -28,10 +28,13 @@ def quiet(_line: str) -> None:
     return None
 
 
-def grade(item: Item, result: DebateResult, sandbox: Sandbox | None) -> dict[str, Any]:
-    """One row: each method's answer (normal form) and verdict, and what the debate cost."""
+def grade(
+    item: Item, result: DebateResult, sandbox: Sandbox | None, *, finalizer: bool = False
+) -> dict[str, Any]:
+    """One row: each method's answer (normal form) and verdict, and what the debate cost; with
+    `finalizer` (the config has `debate.finalizer`), the finalizer's answer graded too."""
     normalize = _normalizer(item.checker)
-    single, chosen = decisions(trajectory(result), normalize)
+    single, chosen = decisions(trajectory(result), normalize, finalizer=finalizer)
     verdicts: dict[str | None, bool] = {}
 
     def right(form: str | None) -> bool:
@@ -67,8 +70,9 @@ def _verdict(form: str | None, right: bool) -> dict[str, Any]:
     return {"answer": form, "correct": right}
 
 
-def failed_row(item: Item, error: str) -> dict[str, Any]:
+def failed_row(item: Item, error: str, *, finalizer: bool = False) -> dict[str, Any]:
     """An item whose debate did not run: every method wrong."""
+    methods = [*METHODS[1:], *([FINALIZED] if finalizer else [])]
     return {
         "id": item.id,
         "checker": item.checker,
@@ -77,7 +81,7 @@ def failed_row(item: Item, error: str) -> dict[str, Any]:
         "error": error,
         "run_id": None,
         "single": {},
-        "methods": {method: _verdict(None, False) for method in METHODS[1:]},
+        "methods": {method: _verdict(None, False) for method in methods},
         "cost_usd": None,
         "tokens": None,
         "calls": None,

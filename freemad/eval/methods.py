@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from freemad.debate.records import DebateResult
 
 METHODS = ("single", "majority_initial", "majority_final", "freemad")
+# The finalizer's answer (`debate.finalizer`): graded, beside `freemad`, when the config has one.
+FINALIZED = "freemad_finalized"
 Normalize = Callable[[str | None], str | None]
 
 
@@ -26,6 +28,7 @@ class Trajectory:
     agents: tuple[str, ...]
     held: tuple[dict[str, str], ...]  # per round: agent -> the answer text held after it
     decision: str | None
+    finalized: str | None = None  # the finalizer's text; None when it wrote none
 
     def initial(self, agent: str) -> str | None:
         return self.held[0].get(agent) if self.held else None
@@ -45,7 +48,9 @@ def trajectory(result: DebateResult) -> Trajectory:
                 holdings[agent_id] = turn.response.solution
         held.append(dict(holdings))
     decision = result.final_solution if result.status == "completed" else None
-    return Trajectory(tuple(sorted(agents)), tuple(held), decision)
+    done = result.finalized
+    finalized = done.text if done is not None and done.status == "ok" and decision else None
+    return Trajectory(tuple(sorted(agents)), tuple(held), decision, finalized)
 
 
 def majority(held: tuple[dict[str, str], ...], upto: int, normalize: Normalize) -> str | None:
@@ -68,13 +73,17 @@ def majority(held: tuple[dict[str, str], ...], upto: int, normalize: Normalize) 
 
 
 def decisions(
-    path: Trajectory, normalize: Normalize
+    path: Trajectory, normalize: Normalize, *, finalizer: bool = False
 ) -> tuple[dict[str, str | None], dict[str, str | None]]:
-    """Each method's answer, as a normal form: `single` per agent, then the others."""
+    """Each method's answer, as a normal form: `single` per agent, then the others; with
+    `finalizer`, the finalizer's text too (none, when it failed: graded wrong)."""
     last = len(path.held) - 1
     single = {agent: normalize(path.initial(agent)) for agent in path.agents}
-    return single, {
+    chosen = {
         "majority_initial": majority(path.held, 0, normalize),
         "majority_final": majority(path.held, last, normalize),
         "freemad": normalize(path.decision),
     }
+    if finalizer:
+        chosen[FINALIZED] = normalize(path.finalized)
+    return single, chosen

@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from freemad.eval.methods import METHODS
+from freemad.eval.methods import FINALIZED, METHODS
 
 Z_95 = 1.959963984540054
 INTERVAL = "95% Wilson score interval"
@@ -53,9 +53,9 @@ def build_report(rows: Sequence[Mapping[str, Any]], header: Mapping[str, Any]) -
     if agents:
         pooled["accuracy"] = sum(s["accuracy"] for s in per_agent.values()) / len(agents)
     methods: dict[str, Any] = {"single": {**pooled, "agents": per_agent}}
-    for method in METHODS[1:]:
+    for method in voting_methods(rows):
         methods[method] = score(
-            sum(bool(row["methods"][method]["correct"]) for row in rows), len(rows)
+            sum(bool(row["methods"].get(method, {}).get("correct")) for row in rows), len(rows)
         )
     costs = [row["cost_usd"] for row in rows if row.get("cost_usd") is not None]
     return {
@@ -74,6 +74,13 @@ def build_report(rows: Sequence[Mapping[str, Any]], header: Mapping[str, Any]) -
     }
 
 
+def voting_methods(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The methods that choose one answer per item: every debate's, and the finalizer's when a
+    row graded it (the config has `debate.finalizer`)."""
+    graded = any(FINALIZED in row["methods"] for row in rows)
+    return [*METHODS[1:], *([FINALIZED] if graded else [])]
+
+
 def table(report: Mapping[str, Any]) -> str:
     """The methods as a plain-text table, then the cost line."""
     lines = [f"{'method':<28} {'accuracy':>8} {'correct':>9}  95% interval"]
@@ -81,7 +88,7 @@ def table(report: Mapping[str, Any]) -> str:
     names: list[tuple[str, Mapping[str, Any]]] = [
         ("single (mean)", methods["single"]),
         *((f"  single: {agent}", s) for agent, s in methods["single"]["agents"].items()),
-        *((name, methods[name]) for name in METHODS[1:]),
+        *((name, methods[name]) for name in (*METHODS[1:], FINALIZED) if name in methods),
     ]
     for name, s in names:
         low, high = s["interval"]

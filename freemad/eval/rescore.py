@@ -96,7 +96,8 @@ def rescore(
     for item in dataset.items:
         if item.id in found:
             name, result = found[item.id]
-            rows.append({**grade(item, result, sandbox), "transcript": name})
+            graded = grade(item, result, sandbox, finalizer=config.debate.finalizer is not None)
+            rows.append({**graded, "transcript": name})
     header = {"dataset": dataset.name, "transcripts": str(transcripts), "missing": missing}
     report = build_report(rows, header)
     write_json(out / "report.json", report)

@@ -72,6 +72,7 @@ class Evaluation:
             "agents": [a.id for a in config.enabled_agents],
         }
         self.redactor = Redactor(config.security.redact_patterns)
+        self.finalizer = config.debate.finalizer is not None  # grade `freemad_finalized` too
         self.output = config.output.model_copy(
             update={"transcript_dir": str(out / "transcripts"), "format": "json"}
         )
@@ -155,10 +156,12 @@ class Evaluation:
             )
         except FreemadError as exc:
             # Not kept: a rerun tries the item again.
-            return failed_row(item, exc.one_line())
+            return failed_row(item, exc.one_line(), finalizer=self.finalizer)
         data = transcript_data(result, self.redactor)
         path = await asyncio.to_thread(write_transcript, result, self.output, self.redactor)
-        row = await asyncio.to_thread(grade, item, DebateResult.model_validate(data), sandbox)
+        row = await asyncio.to_thread(
+            grade, item, DebateResult.model_validate(data), sandbox, finalizer=self.finalizer
+        )
         row["transcript"] = str(Path("transcripts") / path.name)
         row["fingerprint"] = item.fingerprint()
         write_json(item_file(self.out, item.id), row)

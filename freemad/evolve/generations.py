@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -64,15 +64,7 @@ async def run(
     else:
         size = evolve.population.size
         todo = list(range(size))
-        started = {
-            "iteration": number,
-            "size": size,
-            "parallel": min(evolve.population.workers, size),
-            "parent_version": incumbent.version,
-            "parent_commit": parent,
-            "directives": [d.text for d in state.guiding(number)],
-        }
-        state = runner.append(run_id, [("generation_started", started)])
+        state = begin(runner, state)
     directives = [d.text for d in state.guiding(number)]
     _ = runner.sandbox, runner.variation  # made once here, not by racing worker threads
     worktrees = {k: _worktree(runner, lineage, k) for k in todo}  # one after another: git locks
@@ -81,12 +73,38 @@ async def run(
         slots = asyncio.Semaphore(workers)
 
         async def one(k: int) -> None:
+            """Candidate `k`: its worker's change, then its judgement, each stored as made."""
             async with slots:
-                await _candidate(runner, state, number, k, worktrees[k], parent, directives, pool)
+                began, worktree = time.monotonic(), worktrees[k]
+                proposal = await propose(
+                    runner, state, number, k, worktree, parent, directives, pool
+                )
+                runner.append(run_id, [("candidate_proposed", proposal)])
+                data, diff = await measure(
+                    runner, state, k, worktree, parent, pool, proposal, began
+                )
+                store_measured(runner, run_id, data, diff)
 
         await asyncio.gather(*(one(k) for k in todo))
         state = runner.state(run_id)
-        await _decide(runner, state, lineage, number, size, began, pool)
+        await decide(runner, state, lineage, number, size, began, pool)
+
+
+def begin(runner: EvolveRunner, state: EvolveState) -> EvolveState:
+    """Record the start of the next generation from the incumbent (`generation_started`)."""
+    evolve = runner.evolve
+    incumbent = state.incumbent
+    assert incumbent is not None
+    number, size = state.next_iteration, evolve.population.size
+    started = {
+        "iteration": number,
+        "size": size,
+        "parallel": min(evolve.population.workers, size),
+        "parent_version": incumbent.version,
+        "parent_commit": incumbent.commit,
+        "directives": [d.text for d in state.guiding(number)],
+    }
+    return runner.append(state.run_id, [("generation_started", started)])
 
 
 def _worktree(runner: EvolveRunner, lineage: RunLineage, k: int) -> RunLineage:
@@ -96,7 +114,7 @@ def _worktree(runner: EvolveRunner, lineage: RunLineage, k: int) -> RunLineage:
     return found
 
 
-async def _candidate(
+async def propose(
     runner: EvolveRunner,
     state: EvolveState,
     number: int,
@@ -105,27 +123,49 @@ async def _candidate(
     parent: str,
     directives: Sequence[str],
     pool: ThreadPoolExecutor,
-) -> None:
-    """Candidate `k`: its worker's change, then its judgement, each stored as it is made."""
+) -> dict[str, Any]:
+    """Candidate `k`'s worker call on its worktree, made `parent` first: the proposal's data."""
     loop = asyncio.get_running_loop()
-    began = time.monotonic()
     await loop.run_in_executor(pool, worktree.prepare, parent)
     context = runner.context(state, number, directions_for(directives, k), candidate=k)
     proposal = await runner.variation.propose(context, worktree.worktree, worktree.common)
-    runner.append(state.run_id, [("candidate_proposed", {**proposal, "candidate": k})])
+    return {**proposal, "candidate": k}
+
+
+async def measure(
+    runner: EvolveRunner,
+    state: EvolveState,
+    k: int,
+    worktree: RunLineage,
+    parent: str,
+    pool: ThreadPoolExecutor,
+    proposal: dict[str, Any],
+    began: float,
+) -> tuple[dict[str, Any], str | None]:
+    """Candidate `k` judged against the incumbent: `candidate_measured`'s data (without the
+    diff's artifact id) and its diff; nothing stored."""
+    loop = asyncio.get_running_loop()
     data, diff = await loop.run_in_executor(pool, runner.measure, state, worktree, parent)
     data.pop("version", None)  # only the generation's winner becomes a version
-    runner.keep_diff(state.run_id, data, diff, f"iteration-{number}-candidate-{k}.diff")
     data.update(
-        iteration=number,
+        iteration=state.next_iteration,
         candidate=k,
         agent=proposal.get("agent"),
         seconds=round(time.monotonic() - began, 3),
     )
-    runner.append(state.run_id, [("candidate_measured", data)])
+    return data, diff
 
 
-async def _decide(
+def store_measured(
+    runner: EvolveRunner, run_id: str, data: dict[str, Any], diff: str | None
+) -> EvolveState:
+    """Store a candidate's judgement: its diff as an artifact, then its `candidate_measured`."""
+    name = f"iteration-{data['iteration']}-candidate-{data['candidate']}.diff"
+    runner.keep_diff(run_id, data, diff, name)
+    return runner.append(run_id, [("candidate_measured", data)])
+
+
+async def decide(
     runner: EvolveRunner,
     state: EvolveState,
     lineage: RunLineage,
@@ -219,7 +259,9 @@ def _judged(
         },
         "signature": signature([str(stored[m.candidate]["signature"]) for m in members]),
         "agent": member.get("agent"),
-        "seconds": round(time.monotonic() - began, 3),
+        # Never less than its slowest candidate took (judged on runners of their own, each
+        # candidate's time was spent before this job began).
+        "seconds": round(max(time.monotonic() - began, *_seconds(stored.values())), 3),
         "generation": {"size": size, "candidates": candidates},
     }
     incumbent = state.incumbent
@@ -235,6 +277,10 @@ def _judged(
         each = "; ".join(f"candidate {c['candidate']}: {c['reason']}" for c in candidates)
         data["verdict"] = {"admitted": False, "reason": f"no candidate of {size} won: {each}"}
     return data
+
+
+def _seconds(members: Iterable[dict[str, Any]]) -> list[float]:
+    return [float(m.get("seconds") or 0.0) for m in members]
 
 
 def _representative(members: Sequence[Member]) -> int:

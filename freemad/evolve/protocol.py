@@ -61,13 +61,22 @@ class EvolveRequest(BaseModel):
     directions: list[str] = Field(default_factory=list)
     recent_rejections: list[Rejection] = Field(default_factory=list)
     plan: str | None = None
+    # What evolve.context_budget_chars left out of this request, in words; None when nothing.
+    context_note: str | None = None
 
 
 def render_worker_prompt(request: EvolveRequest) -> str:
     return (
         template_environment(None)
         .get_template("evolve_worker.j2")
-        .render(request=request, marker=MARKER, request_json=request.model_dump_json(indent=2))
+        .render(
+            request=request,
+            marker=MARKER,
+            # No context_note when nothing was cut: the request is what it was before the cap.
+            request_json=request.model_dump_json(
+                indent=2, exclude={"context_note"} if request.context_note is None else None
+            ),
+        )
     )
 
 

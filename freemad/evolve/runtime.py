@@ -29,7 +29,7 @@ from freemad.config.load import config_digest
 from freemad.config.models import FreemadConfig
 from freemad.core.evolve import Measurement, failure_signature, judge
 from freemad.core.evolve_state import EvolveState, Next, Status, fold, next_action
-from freemad.core.lineage import branch_name, commit_message
+from freemad.core.lineage import DEFAULT_BRANCH_PREFIX, branch_name, commit_message
 from freemad.errors import ConfigError, UsageError
 from freemad.evolve import generations
 from freemad.evolve.judging import measurement_data, run_stages, sandbox_problem
@@ -58,6 +58,7 @@ def judge_hash(evolve: EvolveConfig) -> str:
     judge_data = evolve.judge.model_dump(mode="json")
     if not judge_data["confirm_runs"]:  # runs from before confirm_runs existed keep their hash
         del judge_data["confirm_runs"]
+    judge_data["container"] = evolve.judge.container.hash_data()
     canonical = json.dumps(judge_data, sort_keys=True)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -106,7 +107,7 @@ class EvolveRunner:
             self.config.security.sandbox,
             judge_cfg.network,
             judge_cfg.env_passthrough,
-            judge_cfg.container,
+            judge_cfg.container.resolved(self.repo),
         )
 
     @functools.cached_property
@@ -151,7 +152,8 @@ class EvolveRunner:
             "judge_hash": judge_hash(self.evolve),
             "seed_ref": self.evolve.seed_ref,
             "seed_commit": seed,
-            "branch": branch_name(run_id),
+            "branch": branch_name(run_id, self.evolve.run_branch_prefix),
+            "branch_prefix": self.evolve.run_branch_prefix,
             "repo_path": str(self.repo),
             "variation": self.evolve.variation.mode,
             "gate": list(self.evolve.judge.gate),
@@ -236,7 +238,9 @@ class EvolveRunner:
         self._check_judge(state)
         if state.status is not Status.RUNNING:
             return state
-        lineage = self.repos.lineage(self.repo, run_id, state.seed_commit, self.worktrees_dir)
+        lineage = self.repos.lineage(
+            self.repo, run_id, state.seed_commit, self.worktrees_dir, state.branch
+        )
         snapshot = self.repos.snapshot(lineage.common)
         try:
             while True:
@@ -267,6 +271,7 @@ class EvolveRunner:
             state.seed_commit,
             {v.version: v.commit for v in state.versions},
             (pending.version, pending.commit) if pending else None,
+            state.branch,
         )
         found = self.repos.check_refs(self.repo, refs, repair=True)
         return [*found, *(snapshot.check(repair=True) if snapshot else [])]
@@ -306,11 +311,16 @@ class EvolveRunner:
         elif step.action == "stop":
             self.append(run_id, [("stopped", {"reason": step.reason})])
         elif step.action == "generation":
-            await generations.run(self, state, lineage, resumed=True)
+            await self.generation(state, lineage, resumed=True)
         elif state.incumbent is not None and generations.wanted(self.evolve):
-            await generations.run(self, state, lineage, resumed=False)
+            await self.generation(state, lineage, resumed=False)
         else:
             await self._iterate(state, lineage)
+
+    async def generation(self, state: EvolveState, lineage: RunLineage, *, resumed: bool) -> None:
+        """Start (or, `resumed`, finish) a generation, its candidates judged here, in parallel
+        (`freemad.evolve.matrix` judges them on runners of their own instead)."""
+        await generations.run(self, state, lineage, resumed=resumed)
 
     async def _iterate(self, state: EvolveState, lineage: RunLineage) -> None:
         run_id, number = state.run_id, state.next_iteration
@@ -517,7 +527,8 @@ class EvolveRunner:
                         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     except BlockingIOError:
                         busy.append(lock.stem)
-        self.repos.clean_orphans(self.repo, self.worktrees_dir, busy)
+        prefixes = {DEFAULT_BRANCH_PREFIX, self.evolve.run_branch_prefix}
+        self.repos.clean_orphans(self.repo, self.worktrees_dir, busy, prefixes)
 
     def append(self, run_id: str, steps: list[Step]) -> EvolveState:
         self.store.append_many(run_id, steps)

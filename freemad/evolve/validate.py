@@ -15,22 +15,31 @@ from pathlib import Path
 from typing import Any
 
 from freemad.config.evolve import EvolveConfig
+from freemad.config.models import FreemadConfig
 from freemad.core.evolve import judge
 from freemad.errors import FreemadError
+from freemad.evolve.costs import cap_warning
 from freemad.evolve.judging import measurement_data, run_stages, sandbox_problem
 from freemad.sandbox.port import Sandbox, View
 from freemad.workspace.port import Repositories
 
 
 def validate(
-    evolve: EvolveConfig, repos: Repositories, sandbox: Sandbox, agent_box: Sandbox | None = None
+    evolve: EvolveConfig,
+    repos: Repositories,
+    sandbox: Sandbox,
+    agent_box: Sandbox | None = None,
+    config: FreemadConfig | None = None,
 ) -> dict[str, Any]:
     """{"ok", "errors", "warnings", "isolation", "seed_commit", "baseline"}; `evolve` resolved.
 
     `repos` reads the repository; `sandbox` runs the judge's stages; `agent_box` the worker's
-    CLI."""
+    CLI; `config`, the whole config, has the agents' pricing a cost cap needs."""
     errors: list[str] = []
     warnings = _posture(evolve, sandbox, agent_box)
+    unenforced = cap_warning(config) if config is not None else None
+    if unenforced:
+        warnings.append(unenforced)
     repo = Path(evolve.repo_path)
     report: dict[str, Any] = {"repo_path": str(repo), "seed_commit": None, "baseline": None}
     try:

@@ -14,11 +14,15 @@ from typing import Any
 
 from freemad.agents.port import AgentPort, CallRequest
 from freemad.config.evolve import EvolveConfig
+from freemad.config.evolve_agents import debate_agents, intervention_agent
 from freemad.config.models import FreemadConfig, Mode
 from freemad.config.tasks import ToolPolicy
 from freemad.debate.records import DebateResult
 from freemad.debate.runtime import arun_debate
 from freemad.errors import FreemadError
+from freemad.evolve.context_budget import fit
+from freemad.evolve.costs import call_cost, debate_cost
+from freemad.evolve.debaters import scoped
 from freemad.evolve.protocol import (
     EvolveRequest,
     Incumbent,
@@ -26,7 +30,6 @@ from freemad.evolve.protocol import (
     parse_directions,
     render_directions_requirement,
     render_plan_requirement,
-    render_worker_prompt,
 )
 from freemad.ports import Adapters, port_for
 from freemad.sandbox.port import Sandbox, View
@@ -85,7 +88,12 @@ class Variation:
                 context.rejections,
             )
             result = await self._debate(requirement, worktree)
-            debate = {"debate_run_id": result.run_id, "debate_status": result.status}
+            debate = {
+                "debate_run_id": result.run_id,
+                "debate_status": result.status,
+                "debate_agents": debate_agents(self.config),
+                "cost_usd": debate_cost(result),
+            }
             if result.status != "completed" or not result.final_solution:
                 return {
                     "iteration": context.iteration,
@@ -100,12 +108,15 @@ class Variation:
         assert agent_id is not None  # config validation: single_agent names its agent
         view = View.of([worktree], hidden=[git_dir])
         proposal = await self._work(context, agent_id, worktree, plan, view)
-        return {**proposal, **debate, "plan": plan}
+        cost = round(proposal.get("cost_usd", 0.0) + debate.get("cost_usd", 0.0), 6)
+        return {**proposal, **debate, "plan": plan, "cost_usd": cost}
 
     async def directions(
         self, context: Context, problem: str, tried: Sequence[str], worktree: Path
     ) -> dict[str, Any]:
-        """An intervention's directions: {directions, error, debate_run_id}."""
+        """An intervention's directions: {directions, error, debate_run_id, intervention,
+        agents, cost_usd}; found by a debate among the debate agents, or (intervention:
+        single_agent) by one agent's answer, a debate of one agent and no critique round."""
         requirement = render_directions_requirement(
             context.goal,
             problem,
@@ -115,10 +126,22 @@ class Variation:
             context.rejections,
             tried,
         )
+        how = self.evolve.supervisor.intervention
+        agents = debate_agents(self.config)
+        rounds: int | None = None
+        if how == "single_agent":
+            agents, rounds = [intervention_agent(self.config)], 0
+        said: dict[str, Any] = {"intervention": how, "agents": agents}
         try:
-            result = await self._debate(requirement, worktree)
+            result = await self._debate(requirement, worktree, agents, rounds)
         except FreemadError as exc:
-            return {"directions": [], "error": exc.one_line(), "debate_run_id": None}
+            return {
+                "directions": [],
+                "error": exc.one_line(),
+                "debate_run_id": None,
+                **said,
+                "cost_usd": 0.0,
+            }
         found: list[str] = []
         error: str | None = None
         if result.status != "completed" or not result.final_solution:
@@ -128,7 +151,13 @@ class Variation:
                 found = parse_directions(result.final_solution)
             except ValueError as exc:
                 error = str(exc)
-        return {"directions": found, "error": error, "debate_run_id": result.run_id}
+        return {
+            "directions": found,
+            "error": error,
+            "debate_run_id": result.run_id,
+            **said,
+            "cost_usd": debate_cost(result),
+        }
 
     async def _work(
         self, context: Context, agent_id: str, worktree: Path, plan: str | None, view: View
@@ -155,6 +184,9 @@ class Variation:
             recent_rejections=context.rejections,
             plan=plan,
         )
+        prompt, cut = fit(request, self.evolve.context_budget_chars)
+        if cut:
+            base["context_cut"] = cut
         budget = self.evolve.worker_budget.timeout_sec
         port = port_for(
             agent_id,
@@ -165,7 +197,8 @@ class Variation:
             sandbox=self.agent_box,
             view=view,
         )
-        result = await port.call(CallRequest(Mode.TASK, render_worker_prompt(request), budget))
+        result = await port.call(CallRequest(Mode.TASK, prompt, budget))
+        base["cost_usd"] = call_cost(self.config, agent_id, prompt, result)
         if not result.ok:
             return {**base, "ok": False, "cause": result.status.value, "summary": result.detail}
         try:
@@ -198,11 +231,19 @@ class Variation:
             actions.append("run_commands")
         return actions
 
-    async def _debate(self, requirement: str, worktree: Path) -> DebateResult:
-        """A planning or directions debate among the same agents that work as the worker, so
-        sandboxed like the worker wherever bubblewrap runs."""
-        rounds = self.evolve.variation.debate_rounds
-        config = self.config
+    async def _debate(
+        self,
+        requirement: str,
+        worktree: Path,
+        agents: Sequence[str] | None = None,
+        rounds: int | None = None,
+    ) -> DebateResult:
+        """A planning or directions debate among `agents` (the debate agents when None), the
+        same agents that work as the worker, so sandboxed like the worker wherever bubblewrap
+        runs."""
+        if rounds is None:
+            rounds = self.evolve.variation.debate_rounds
+        config = scoped(self.config, debate_agents(self.config) if agents is None else agents)
         if self.agent_box.kind == "bubblewrap" and not config.security.sandbox_agents:
             security = config.security.model_copy(update={"sandbox_agents": True})
             config = config.model_copy(update={"security": security})

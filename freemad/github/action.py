@@ -78,6 +78,7 @@ def run_action(
         event_name = _need(environ, "GITHUB_EVENT_NAME")
         payload = Path(_need(environ, "GITHUB_EVENT_PATH")).read_bytes()
         workspace = Path(environ.get("GITHUB_WORKSPACE") or ".").resolve()
+        exclude_action_checkout(workspace, environ.get("GITHUB_ACTION_PATH", ""))
         config = _config(inputs, workspace)
         if forge is None:
             forge = _forge(inputs, environ)
@@ -93,6 +94,32 @@ def run_action(
         return 1
     _report(outcome, environ, forge if inputs.dry_run else None, out)
     return 0
+
+
+def exclude_action_checkout(workspace: Path, action_path: str) -> None:
+    """Have git ignore this action's own checkout when it lies in the workspace.
+
+    A workflow runs a local action (`uses: ./.freemad-action`, as freemad.yml does) from a
+    checkout inside the workspace, which git would list as untracked: an evolve run would then
+    refuse to start on "uncommitted changes", and a code task would see a folder it did not
+    make. The checkout is named in the clone's own `.git/info/exclude` (never a tracked file), once.
+    """
+    if not action_path or not (workspace / ".git").is_dir():
+        return
+    try:
+        relative = Path(action_path).resolve().relative_to(workspace)
+    except ValueError:
+        return  # elsewhere on the runner (a published action): nothing to hide
+    if relative == Path("."):
+        return
+    pattern = "/" + "".join("\\" + c if c in "*?[]\\!# " else c for c in relative.as_posix())
+    exclude = workspace / ".git" / "info" / "exclude"
+    before = exclude.read_text(encoding="utf-8") if exclude.is_file() else ""
+    if f"{pattern}/" in before.splitlines():
+        return
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    with exclude.open("a", encoding="utf-8") as out:
+        out.write(("\n" if before and not before.endswith("\n") else "") + f"{pattern}/\n")
 
 
 def _handle(router: Router, event_name: str, payload: bytes, inputs: Inputs) -> Outcome:

@@ -83,10 +83,27 @@ def render_debate(result: DebateResult, run_url: str | None, job_url: str | None
             solution=result.final_solution or "",
             scores=scores,
             rounds=rounds,
+            finalized=_finalized(result),
+            warnings=[flag.message for flag in result.flags],
+            tie_broken_by=result.tie_broken_by if result.tied_answers else None,
             run_url=run_url,
             job_url=job_url,
         )
     )
+
+
+def _finalized(result: DebateResult) -> dict[str, Any] | None:
+    """The finalizer's answer or failure, for the comment; None without a finalizer."""
+    done = result.finalized
+    if done is None:
+        return None
+    return {
+        "agent": done.agent,
+        "status": done.status,
+        "text": done.text,
+        "critiques": done.critiques,
+        "error": done.problem(),
+    }
 
 
 def _turn(status: str, action: str, answer_id: str | None) -> str:

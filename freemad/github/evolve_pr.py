@@ -88,9 +88,9 @@ def start_evolve(
     data holds the run id), so a caller can link the run to the pull request at once.
     """
     refuse_fork(pr)
-    job = _Job(config, store, forge, pr, workspace, remote, ports, adapters, worktrees_dir, on_step)
+    job = Job(config, store, forge, pr, workspace, remote, ports, adapters, worktrees_dir, on_step)
     job.web_url = web_url
-    _fetch_commit(workspace, remote, pr.head_sha, pr)
+    fetch_commit(workspace, remote, pr.head_sha, pr)
     return job.finish(job.runner.start(goal))
 
 
@@ -118,12 +118,12 @@ def resume_evolve(
     refuse_fork(pr)
     if decline and answer is not None:
         raise UsageError("give either an answer or decline, not both")
-    job = _Job(config, store, forge, pr, workspace, remote, ports, adapters, worktrees_dir, on_step)
+    job = Job(config, store, forge, pr, workspace, remote, ports, adapters, worktrees_dir, on_step)
     job.web_url = web_url
     runner = job.runner
     state = runner.state(run_id)
     job.run_id = run_id
-    fetch_lineage(workspace, remote, run_id, state.seed_commit, pr)
+    fetch_lineage(workspace, remote, run_id, state.seed_commit, pr, state.branch)
     job.pull = forge.find_pull_request(pr.repo, head=state.branch, base=pr.head_ref)
     if decline:
         state = runner.decline(run_id)
@@ -153,18 +153,24 @@ def push_lineage(workspace: Path, remote: str, state: EvolveState) -> None:
     local refs (a worker may have moved those)."""
     if not state.versions:
         return
-    branch = f"refs/heads/{branch_name(state.run_id)}"
+    branch = f"refs/heads/{state.branch or branch_name(state.run_id)}"
     specs = [f"{state.versions[-1].commit}:{branch}"]
     specs += [f"{v.commit}:refs/tags/{tag_name(state.run_id, v.version)}" for v in state.versions]
     push_refs(workspace, remote, specs)
 
 
 def fetch_lineage(
-    workspace: Path, remote: str, run_id: str, seed: str, pr: PullRequestInfo | None = None
+    workspace: Path,
+    remote: str,
+    run_id: str,
+    seed: str,
+    pr: PullRequestInfo | None = None,
+    branch: str = "",
 ) -> None:
-    """Bring the run's branch and tags from `remote` into the local repository (a fresh clone has
-    neither), and its seed commit; a local branch ahead of the remote's is kept."""
-    branch = branch_name(run_id)
+    """Bring the run's branch (`branch`, as its start recorded it; "": the default prefix's) and
+    tags from `remote` into the local repository (a fresh clone has neither), and its seed
+    commit; a local branch ahead of the remote's is kept."""
+    branch = branch or branch_name(run_id)
     local_ref, tracking = f"refs/heads/{branch}", f"refs/remotes/{remote}/{branch}"
     tags = f"refs/tags/evolve/{run_id}/"
     fetch_refs(workspace, remote, [f"{tags}*:{tags}*"])  # never forced: a moved tag is an error
@@ -179,10 +185,10 @@ def fetch_lineage(
                 raise FreemadError(
                     f"{branch} here and on {remote} have diverged; FREE-MAD never force-pushes"
                 )
-    _fetch_commit(workspace, remote, seed, pr)
+    fetch_commit(workspace, remote, seed, pr)
 
 
-class _Job:
+class Job:
     """One job's part in a run: the runner, the pushes after each version, the draft PR."""
 
     def __init__(
@@ -197,6 +203,8 @@ class _Job:
         adapters: Adapters,
         worktrees_dir: Path | None,
         on_step: StepSink | None,
+        *,
+        runner_type: type[EvolveRunner] = EvolveRunner,
     ) -> None:
         if config.evolve is None:
             raise ConfigError(
@@ -205,7 +213,7 @@ class _Job:
             )
         root = workspace.resolve()
         evolve = config.evolve.model_copy(update={"repo_path": str(root), "seed_ref": pr.head_sha})
-        self.runner = EvolveRunner(
+        self.runner = runner_type(
             config.model_copy(update={"evolve": evolve}),
             store,
             config_dir=root,
@@ -358,7 +366,7 @@ def _status(state: EvolveState) -> str:
     return str(state.status.value)
 
 
-def _fetch_commit(workspace: Path, remote: str, sha: str, pr: PullRequestInfo | None) -> None:
+def fetch_commit(workspace: Path, remote: str, sha: str, pr: PullRequestInfo | None) -> None:
     """Make `sha` present locally: fetched by id, else through the PR's refs."""
     if not _OBJECT_ID.fullmatch(sha):
         raise UsageError(f"{sha!r} is not a full commit id")

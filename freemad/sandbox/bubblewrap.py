@@ -18,7 +18,13 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from freemad.sandbox.port import AGENT_HOMES, CREDENTIAL_STORES, View
+from freemad.sandbox.port import (
+    AGENT_HOMES,
+    CREDENTIAL_STORES,
+    DAEMON_SOCKETS,
+    RUNTIME_DIRS,
+    View,
+)
 from freemad.sandbox.process import ENV_ALLOWLIST, CommandResult, command_env, run_command
 from freemad.sandbox.seccomp import filter_fd, unix_socket_filter
 
@@ -26,9 +32,6 @@ _PROBE_TIMEOUT = 10.0
 # Inside the sandbox: private folders, empty at each call (not the host's shared ones).
 _PRIVATE_TMP = "/tmp"  # noqa: S108
 _PRIVATE_FOLDERS = ("/var/tmp", "/dev/shm")  # noqa: S108
-# Folders of sockets that reach the host's services (Docker, D-Bus, SSH and GPG agents).
-_RUNTIME_DIRS = ("/run/user", "/var/run/user")
-_DAEMON_SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/podman", "/run/containerd")
 # The variable that moves a CLI's config file into its login folder. claude keeps ~/.claude.json
 # beside its folder and saves it through a lock folder and a temporary file next to it, which a
 # read-only home refuses (EROFS: its settings are never saved); told CLAUDE_CONFIG_DIR, it keeps
@@ -148,7 +151,7 @@ class BubblewrapSandbox:
         """Where sockets to the host's services live: the user's runtime folders and the
         container daemons' sockets. (All of /run goes for code without network; with network,
         /run stays, since /etc/resolv.conf may lead into it.)"""
-        places = [Path(p) for p in (*_RUNTIME_DIRS, *_DAEMON_SOCKETS)]
+        places = [Path(p) for p in (*RUNTIME_DIRS, *DAEMON_SOCKETS)]
         if os.environ.get("XDG_RUNTIME_DIR"):
             places.append(Path(os.environ["XDG_RUNTIME_DIR"]))
         return places

@@ -59,7 +59,7 @@ def code_sandbox(
     secret; an `Unavailable` sandbox (never the host) when the one asked for cannot run."""
     command_env(env_passthrough)  # raises on a secret-looking name, before anything runs
     if container is not None and container.enabled:
-        return ContainerSandbox(network, env_passthrough, container.runtime, container.image)
+        return ContainerSandbox(network, env_passthrough, container)
     if mode == "host":
         return HostSandbox(network, env_passthrough)
     box = BubblewrapSandbox(network, env_passthrough)

@@ -1,18 +1,30 @@
 """Judge stages in a Docker or Podman container, for those who want one: only the worktree is
-mounted, at /work. A missing or unreachable runtime fails; it never falls back to the host.
-Agent CLIs are not run in the container (their login lives on the host)."""
+mounted, at /work, with no capabilities, no new privileges, a read-only root file system, a
+private /tmp and limits on memory, CPUs and processes; the extra mounts the config names are
+read-only. A missing or unreachable runtime fails; it never falls back to the host. Agent CLIs
+are not run in the container (their login lives on the host)."""
 
 from __future__ import annotations
 
 import os
+import posixpath
 import secrets
 import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from freemad.config import mounts
 from freemad.sandbox.host import die_with_parent, passthrough_line
-from freemad.sandbox.port import View
+from freemad.sandbox.port import (
+    AGENT_HOMES,
+    CREDENTIAL_STORES,
+    DAEMON_SOCKETS,
+    RUNTIME_DIRS,
+    ContainerSpec,
+    MountSpec,
+    View,
+)
 from freemad.sandbox.process import CommandResult, run_command
 
 # What the container runtime's own CLI needs to reach its daemon; never passed into the container.
@@ -25,21 +37,58 @@ RUNTIME_ENV = (
 )
 _PROBE_TIMEOUT = 10.0
 _KILL_TIMEOUT = 15.0
+_SETTINGS = "judge.container"
+
+
+def _exposes(real: Path) -> str | None:
+    """What a mount of the host path `real` would show the stages that they must never see: a
+    credential store, an agent's login, a folder of the host's sockets, a container daemon's
+    socket (whoever reaches one commands the host); None when it shows none of them."""
+    home = Path.home()
+    guarded = [home / name for name in (*CREDENTIAL_STORES, *AGENT_HOMES)]
+    guarded += [Path(place) for place in (*RUNTIME_DIRS, *DAEMON_SOCKETS)]
+    if os.environ.get("XDG_RUNTIME_DIR"):
+        guarded.append(Path(os.environ["XDG_RUNTIME_DIR"]))
+    for place in guarded:
+        for path in (place, place.resolve()):
+            if real.is_relative_to(path) or path.is_relative_to(real):
+                return f"{real} would show the stages {place}"
+    return None
+
+
+def _real_mount(mount: MountSpec) -> tuple[str, str]:
+    """An extra mount's real host path and its target; ValueError when the path is not
+    absolute, does not exist, cannot go into `--mount`, or `_exposes` something."""
+    source = Path(mount.source)
+    if not source.is_absolute():
+        raise ValueError(f"{mount.source!r} is not an absolute path")
+    if not source.exists():
+        raise ValueError(f"{source} does not exist")
+    real = source.resolve()  # a link is mounted as what it leads to, checked as that
+    target = mounts.mount_target(mount.target)
+    problem = mounts.mount_path_problem(str(real)) or _exposes(real)
+    if problem is not None:
+        raise ValueError(problem)
+    return str(real), target
 
 
 class ContainerSandbox:
     """Commands run in a Docker or Podman container with only the worktree mounted at /work."""
 
-    def __init__(
-        self, network: bool, env_passthrough: Sequence[str], runtime: str, image: str | None
-    ) -> None:
+    def __init__(self, network: bool, env_passthrough: Sequence[str], spec: ContainerSpec) -> None:
         self.network = network
         self.env_passthrough = tuple(env_passthrough)
-        self.runtime = runtime
-        self.image = image
+        self.spec = spec
+        self.runtime = spec.runtime
+        self.image = spec.image
         self._checked = False
         self._problem: str | None = None
-        self._program = runtime
+        self._program = spec.runtime
+        # What the probe checked, as the command line gets it: sizes, the folder, real paths.
+        self._memory: str | None = None
+        self._tmpfs = ""
+        self._workdir = mounts.WORK
+        self._mounts: list[tuple[str, str]] = []
 
     def _cli_env(self) -> tuple[str, ...]:
         return (*self.env_passthrough, *RUNTIME_ENV)
@@ -53,9 +102,34 @@ class ContainerSandbox:
     def network_isolated(self) -> bool:
         return not self.network  # --network none
 
+    def _settings_problem(self) -> str | None:
+        """Checks the settings again as they reach the command line (the config checked them
+        as text; a spec may come from elsewhere), and each extra mount's host path, keeping the
+        real one: it must be absolute and exist, and show the stages nothing `_exposes` names."""
+        spec, key = self.spec, "memory"
+        try:
+            self._memory = None if spec.memory is None else mounts.size(spec.memory, "6m")
+            key = "tmpfs_size"
+            self._tmpfs = mounts.size(spec.tmpfs_size, "1m")
+            key = "workdir"
+            self._workdir = mounts.workdir(spec.workdir)
+            key = "pids_limit"
+            if spec.pids_limit < 1:
+                raise ValueError(f"{spec.pids_limit} is not a positive number")
+            self._mounts = []
+            for index, mount in enumerate(spec.extra_mounts):
+                key = f"extra_mounts[{index}]"
+                self._mounts.append(_real_mount(mount))
+        except ValueError as exc:
+            return f"{_SETTINGS}.{key}: {exc}"
+        return None
+
     def _probe(self) -> str | None:
         if not self.image:
             return f"{self.runtime} container has no image; set judge.container.image"
+        problem = self._settings_problem()
+        if problem is not None:
+            return problem
         program = shutil.which(self.runtime)
         if program is None:
             return (
@@ -91,16 +165,25 @@ class ContainerSandbox:
         if problem is not None:
             return self._refuse(argv, f"not run: {problem}", started)
         worktree = Path(cwd).resolve()
-        if ":" in str(worktree):
-            return self._refuse(
-                argv, f"not run: {worktree} has a ':' and cannot be mounted", started
-            )
+        unsafe = mounts.mount_path_problem(str(worktree))
+        if unsafe is not None:
+            return self._refuse(argv, f"not run: the worktree cannot be mounted: {unsafe}", started)
+        if not (worktree / posixpath.relpath(self._workdir, mounts.WORK)).is_dir():
+            why = f"not run: {_SETTINGS}.workdir {self._workdir} is not a folder of the worktree"
+            return self._refuse(argv, why, started)
         name = f"freemad-judge-{secrets.token_hex(6)}"
         invocation = [self._program, "run", "--rm", "--name", name]
         if not self.network:
             invocation += ["--network", "none"]
-        invocation += ["--user", f"{os.getuid()}:{os.getgid()}"]
-        invocation += ["-v", f"{worktree}:/work", "-w", "/work"]
+        invocation += ["--user", f"{os.getuid()}:{os.getgid()}", *self._hardening()]
+        if self.runtime == "podman" and os.getuid() != 0:
+            # Rootless podman maps the container's users to subordinate ids, which cannot write
+            # the worktree; keep-id maps this user to itself (root may not ask for it).
+            invocation += ["--userns", "keep-id"]
+        invocation += ["--mount", f"type=bind,source={worktree},target={mounts.WORK}"]
+        for source, target in self._mounts:
+            invocation += ["--mount", f"type=bind,source={source},target={target},readonly"]
+        invocation += ["--workdir", self._workdir]
         for variable in self.env_passthrough:
             if variable in os.environ:
                 invocation += ["-e", variable]  # the value comes from the CLI's own environment
@@ -115,21 +198,43 @@ class ContainerSandbox:
             run_command(kill, worktree, _KILL_TIMEOUT, env_passthrough=self._cli_env())
         return result
 
+    def _hardening(self) -> list[str]:
+        """No capabilities, no new privileges (setuid programs gain nothing), a read-only root
+        with a private /tmp (exec allowed: tests run what they build there, as they may in
+        /work), and limits. `--memory-swap` equal to `--memory`: no swap beyond the limit."""
+        flags = ["--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--read-only"]
+        tmpfs = f"/tmp:rw,exec,nosuid,nodev,size={self._tmpfs},mode=1777"  # noqa: S108
+        flags += ["--tmpfs", tmpfs]
+        flags += ["--pids-limit", str(self.spec.pids_limit)]
+        if self._memory is not None:
+            flags += ["--memory", self._memory, "--memory-swap", self._memory]
+        if self.spec.cpus is not None:
+            flags += ["--cpus", f"{self.spec.cpus:g}"]
+        return flags
+
     def describe(self) -> list[str]:
         network = (
             "network: on, stages can reach the network"
             if self.network
             else "network: off, each stage's container has no network (--network none)"
         )
+        problem = self.problem()  # the probe checks the settings the lines below show
+        spec = self.spec
+        memory = f"memory {spec.memory} with no swap" if spec.memory else "memory: no limit"
+        cpus = f"{spec.cpus:g} CPUs" if spec.cpus is not None else "CPUs: no limit"
+        extra = ", ".join(f"{mount.source} at {mount.target}" for mount in spec.extra_mounts)
         lines = [
             f"judge stages run in a {self.runtime} container (image {self.image})"
-            " with only the worktree mounted, at /work",
+            f" with only the worktree mounted, at /work; they run in {spec.workdir}",
             network,
+            "hardening: no capabilities (--cap-drop ALL), no new privileges, a read-only root"
+            f" file system, a private /tmp of {spec.tmpfs_size} (tmpfs), never --privileged",
+            f"limits: {memory}, {cpus}, at most {spec.pids_limit} processes",
+            f"read-only mounts: {extra}" if extra else "no other mounts",
             passthrough_line(
                 self.env_passthrough,
                 "the image's own",
                 "environment: the image's own, none passed in",
             ),
         ]
-        problem = self.problem()
         return [*lines, f"unusable: {problem}"] if problem else lines

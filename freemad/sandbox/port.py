@@ -53,6 +53,10 @@ CREDENTIAL_STORES = (
     ".gradle/gradle.properties",
     ".composer/auth.json",
 )
+# Folders of sockets that reach the host's services (Docker, D-Bus, SSH and GPG agents), and the
+# container daemons' sockets: whoever reaches one commands the host.
+RUNTIME_DIRS = ("/run/user", "/var/run/user")
+DAEMON_SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/podman", "/run/containerd")
 # Every agent CLI's own login folder: hidden from code, and from every other agent.
 AGENT_HOMES = (
     ".claude",
@@ -121,8 +125,18 @@ class Sandbox(Protocol):
         ...
 
 
+class MountSpec(Protocol):
+    """A host path (`source`, absolute) mounted read-only at `target` in a container."""
+
+    @property
+    def source(self) -> str: ...
+    @property
+    def target(self) -> str: ...
+
+
 class ContainerSpec(Protocol):
-    """The container settings a sandbox needs; `freemad.config.evolve.ContainerConfig` fits."""
+    """The container settings a sandbox needs; `freemad.config.evolve.ContainerConfig` fits
+    (`resolved(repo)` makes its relative mount sources absolute)."""
 
     @property
     def enabled(self) -> bool: ...
@@ -130,6 +144,18 @@ class ContainerSpec(Protocol):
     def runtime(self) -> str: ...
     @property
     def image(self) -> str | None: ...
+    @property
+    def memory(self) -> str | None: ...
+    @property
+    def cpus(self) -> float | None: ...
+    @property
+    def pids_limit(self) -> int: ...
+    @property
+    def tmpfs_size(self) -> str: ...
+    @property
+    def extra_mounts(self) -> Sequence[MountSpec]: ...
+    @property
+    def workdir(self) -> str: ...
 
 
 class SandboxFactory(Protocol):

@@ -36,7 +36,8 @@ def check_refs(repo_root: Path, refs: RunRefs, *, repair: bool) -> list[Tamperin
     """
     run_id, admitted, seed, pending = refs.run_id, refs.admitted, refs.seed, refs.pending
     found: list[Tampering] = []
-    branch = f"refs/heads/{branch_name(run_id)}"
+    name = refs.branch or branch_name(run_id)
+    branch = f"refs/heads/{name}"
     tip = admitted[max(admitted)] if admitted else seed
     allowed_tips = {tip} | ({pending[1]} if pending else set())
     expected_tags = {tag_name(run_id, v): c for v, c in admitted.items()}
@@ -45,7 +46,7 @@ def check_refs(repo_root: Path, refs: RunRefs, *, repair: bool) -> list[Tamperin
     with open_repo(repo_root) as repo:
         current = commit_of(repo, branch)
         if current not in allowed_tips:
-            found.append(Tampering(f"branch {branch_name(run_id)}", _short(current), _short(tip)))
+            found.append(Tampering(f"branch {name}", _short(current), _short(tip)))
             if repair:
                 repo.git.update_ref("-m", "freemad: undo tampering", branch, tip)
         listing = str(

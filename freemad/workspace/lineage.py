@@ -19,7 +19,7 @@ from pathlib import Path
 
 import git
 
-from freemad.core.lineage import branch_name, tag_name
+from freemad.core.lineage import DEFAULT_BRANCH_PREFIX, branch_name, tag_name
 from freemad.errors import FreemadError, UsageError
 from freemad.workspace.git import (
     COMMIT_CONFIG,
@@ -115,8 +115,11 @@ class Lineage:
     common: Path  # the repository's git folder, which no sandboxed call may see
 
     @classmethod
-    def open(cls, repo_path: Path, run_id: str, seed: str, worktrees_dir: Path) -> Lineage:
-        """Create, or after a crash at any point recover, the run's branch and worktree."""
+    def open(
+        cls, repo_path: Path, run_id: str, seed: str, worktrees_dir: Path, branch: str = ""
+    ) -> Lineage:
+        """Create, or after a crash at any point recover, the run's branch (`branch`, as its
+        start recorded it; "": the default prefix's) and worktree."""
         if not _RUN_ID.fullmatch(run_id):
             raise ValueError(f"{run_id!r} cannot name a branch and a folder")
         with _user_repo(repo_path) as repo:
@@ -131,7 +134,8 @@ class Lineage:
             full_seed = commit_of(repo, seed) if _OBJECT_ID.fullmatch(seed) else None
             if full_seed is None:
                 raise UsageError(f"seed {seed!r} is not a commit id in {root}")
-            lineage = cls(root, run_id, full_seed, worktree, branch_name(run_id), common)
+            name = branch or branch_name(run_id)
+            lineage = cls(root, run_id, full_seed, worktree, name, common)
             with _git_errors(root):
                 lineage._clear_ref_locks(common)
                 if commit_of(repo, f"refs/heads/{lineage.branch}") is None:
@@ -366,8 +370,15 @@ class Lineage:
         clear_locks(common / "refs" / "tags" / "evolve" / self.run_id)
 
 
-def clean_orphans(repo_path: Path, worktrees_dir: Path, keep: Collection[str]) -> list[Path]:
-    """Remove the run worktrees under `worktrees_dir` not named in `keep`; the removed folders."""
+def clean_orphans(
+    repo_path: Path,
+    worktrees_dir: Path,
+    keep: Collection[str],
+    prefixes: Collection[str] = (DEFAULT_BRANCH_PREFIX,),
+) -> list[Path]:
+    """Remove the run worktrees under `worktrees_dir` not named in `keep` (detached, or on a
+    branch under one of the run branch `prefixes`); the removed folders."""
+    heads = tuple(f"refs/heads/{prefix}/" for prefix in prefixes)
     base = worktrees_dir.resolve()
     removed = []
     with _user_repo(repo_path) as repo, _git_errors(repo_path):
@@ -375,7 +386,7 @@ def clean_orphans(repo_path: Path, worktrees_dir: Path, keep: Collection[str]) -
         common = Path(repo.common_dir).resolve()
         repo.git.worktree("prune")
         for path, ref in registered_worktrees(repo).items():
-            ours = ref is None or ref.startswith("refs/heads/freemad/evolve/")
+            ours = ref is None or ref.startswith(heads)
             run_id = path.name.split(".", 1)[0]  # a candidate's worktree is `<run>.c<k>`
             if path.parent != base or path == root or not ours or run_id in keep:
                 continue

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from freemad.core.lineage import DEFAULT_BRANCH_PREFIX
+
 
 @dataclass(frozen=True, slots=True)
 class Tampering:
@@ -34,6 +36,7 @@ class RunRefs:
     seed: str
     admitted: Mapping[int, str]
     pending: tuple[int, str] | None = None
+    branch: str = ""  # the run's branch as its start recorded it; "": the default prefix's
 
 
 class TaskWorktree(Protocol):
@@ -153,14 +156,22 @@ class Repositories(Protocol):
         """Write the files of `commit` into `folder`."""
         ...
 
-    def lineage(self, repo_path: Path, run_id: str, seed: str, worktrees_dir: Path) -> RunLineage:
-        """Create, or after a crash recover, an evolve run's branch and worktree."""
+    def lineage(
+        self, repo_path: Path, run_id: str, seed: str, worktrees_dir: Path, branch: str = ""
+    ) -> RunLineage:
+        """Create, or after a crash recover, an evolve run's branch (`branch`; "": the default
+        prefix's) and worktree."""
         ...
 
     def clean_orphans(
-        self, repo_path: Path, worktrees_dir: Path, keep: Collection[str]
+        self,
+        repo_path: Path,
+        worktrees_dir: Path,
+        keep: Collection[str],
+        prefixes: Collection[str] = (DEFAULT_BRANCH_PREFIX,),
     ) -> list[Path]:
-        """Remove the run worktrees under `worktrees_dir` not named in `keep`."""
+        """Remove the run worktrees under `worktrees_dir` not named in `keep` (detached, or on a
+        branch under one of the run branch `prefixes`)."""
         ...
 
     def check_refs(self, repo_root: Path, refs: RunRefs, *, repair: bool) -> list[Tampering]:

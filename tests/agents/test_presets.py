@@ -63,6 +63,15 @@ def test_claude_success_gives_result_and_usage() -> None:
     assert found.error is None
 
 
+def test_a_negative_usage_a_cli_reports_counts_as_none_reported() -> None:
+    """A hostile or broken CLI cannot lower a debate's or an evolve run's cost with a negative
+    count: it is not taken as a count, and the text's estimate stands in."""
+    hostile = samples.CLAUDE_JSON_OK.replace('"output_tokens":5', '"output_tokens":-90000000')
+    assert hostile != samples.CLAUDE_JSON_OK
+    found = extract("claude_json", hostile)
+    assert (found.input_tokens, found.output_tokens) == (11, None)
+
+
 @pytest.mark.parametrize(
     ("stdout", "message"),
     [

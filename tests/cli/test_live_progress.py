@@ -59,3 +59,13 @@ def test_no_live_line_off_a_terminal_or_with_quiet(tmp_path: Path) -> None:
     assert piped.returncode == 0 and piped.stderr == ""
     status, _, err = on_terminal("Write fib(n).", "-c", "slow.yaml", "-r", "0", "-q", cwd=tmp_path)
     assert status == 0 and WORKING.search(err) is None and "\r" not in err.replace("\r\n", "")
+
+
+def test_the_finalizer_shows_on_a_terminal_after_the_rounds(tmp_path: Path) -> None:
+    config = CONFIG.replace("output:", "debate:\n  finalizer: quick\noutput:")
+    (tmp_path / "final.yaml").write_text(config)
+    status, out, err = on_terminal("Write fib(n).", "-c", "final.yaml", "-r", "0", cwd=tmp_path)
+    assert status == 0, err
+    started = err.find("finalizer quick: writing the final answer from the winner and 0 critique")
+    assert err.find("✓ slow ") < started < err.find("✓ finalizer quick ")
+    assert "Finalized by quick" in out

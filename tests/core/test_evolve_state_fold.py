@@ -39,6 +39,7 @@ def test_a_run_with_two_versions_as_status_shows_it() -> None:
         },
         "interventions": 0,
         "question": None,
+        "cost_usd": 0.0,
     }
     assert (state.goal_hash, state.judge_hash) == ("g", "j")
     assert state.versions == [

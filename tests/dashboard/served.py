@@ -44,6 +44,28 @@ class Served:
             with refused:
                 return refused.code, refused.read()
 
+    def post(self, path: str, token: str, body: Any = None) -> tuple[int, dict[str, Any]]:
+        """POST `body` as JSON (none when None) to `path` as the pages do: the start token as a
+        bearer token and the CSRF token of the cookie `/api/csrf` sets; the status and the JSON
+        answer."""
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            connection.request("GET", "/api/csrf")
+            answer = connection.getresponse()
+            csrf = json.loads(answer.read())["csrf"]
+            headers = {
+                "Authorization": f"Bearer {token}",
+                "X-CSRF-Token": csrf,
+                "Cookie": answer.getheader("Set-Cookie", "").split(";", 1)[0],
+                "Content-Type": "application/json",
+            }
+            sent = b"" if body is None else json.dumps(body).encode("utf-8")
+            connection.request("POST", path, body=sent, headers=headers)
+            answer = connection.getresponse()
+            return answer.status, json.loads(answer.read())
+        finally:
+            connection.close()
+
     def workers(self) -> list[int]:
         pid = self.process.pid
         return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]

@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
+from freemad.dashboard.environment import app_from_env
 from freemad.dashboard.eval_views import ReportShapeError, check_report, eval_view
 from freemad.dashboard.evals import EvalReportError, eval_folders
 from freemad.dashboard.render import render_eval, render_index
-from freemad.dashboard.server import app_from_env, create_app
+from freemad.dashboard.server import create_app
 from freemad.errors import UsageError
 from freemad.eval.methods import METHODS
 from tests.cli.helpers import freemad

@@ -6,7 +6,6 @@ in its environment (`/proc/PID/environ`, readable by any process of the same use
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import signal
@@ -16,8 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
+from freemad.dashboard.environment import app_from_env
 from freemad.dashboard.handover import TOKEN, TOKEN_FD, take_token, token_pipe
-from freemad.dashboard.server import app_from_env
 from freemad.errors import UsageError
 from tests.conftest import SANDBOX, recording_agent, wait_for
 from tests.dashboard.served import Served, serve
@@ -42,24 +41,7 @@ def config_file(folder: Path, agent: Path) -> Path:
 
 
 def start_debate(server: Served, token: str) -> tuple[int, dict[str, Any]]:
-    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
-    try:
-        connection.request("GET", "/api/csrf")
-        answer = connection.getresponse()
-        csrf = json.loads(answer.read())["csrf"]
-        cookie = answer.getheader("Set-Cookie", "").split(";", 1)[0]
-        headers = {
-            "Authorization": f"Bearer {token}",
-            "X-CSRF-Token": csrf,
-            "Cookie": cookie,
-            "Content-Type": "application/json",
-        }
-        body = json.dumps({"requirement": "Say what your environment holds."})
-        connection.request("POST", "/api/debates", body=body, headers=headers)
-        answer = connection.getresponse()
-        return answer.status, json.loads(answer.read())
-    finally:
-        connection.close()
+    return server.post("/api/debates", token, {"requirement": "Say what your environment holds."})
 
 
 def environ_of(pid: int) -> bytes:

@@ -15,8 +15,9 @@ import pytest
 import yaml
 
 from freemad.config import default_config
+from freemad.dashboard.environment import CONFIGS, app_from_env
 from freemad.dashboard.handover import TOKEN as TOKEN_VAR
-from freemad.dashboard.server import CONFIGS, app_from_env, create_app
+from freemad.dashboard.server import create_app
 from freemad.dashboard.sources import build_sources
 from freemad.errors import UsageError
 from tests.conftest import SANDBOX

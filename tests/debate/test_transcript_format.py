@@ -44,11 +44,20 @@ def test_the_old_fixture_is_format_1_and_the_new_shape_says_format_2() -> None:
     assert turns and all("solution" not in t["response"] for t in turns)
 
 
+def as_of_format_1(data: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+    """`data` without the fields added since the fixture was written that hold their default."""
+    defaults = {
+        name: field.get_default(call_default_factory=True)
+        for name, field in DebateResult.model_fields.items()
+    }
+    return {k: v for k, v in data.items() if k in old or k not in defaults or v != defaults[k]}
+
+
 def test_format_2_expands_to_exactly_the_old_transcript() -> None:
     old, new = old_and_new()
-    assert expand(new) == old
+    assert as_of_format_1(expand(new), old) == old
     assert expand(old) == old  # format 1 passes through unchanged
-    assert expand(expand(new)) == old
+    assert as_of_format_1(expand(expand(new)), old) == old
 
 
 def test_the_transcript_model_reads_both_formats_alike() -> None:

@@ -1,6 +1,6 @@
 """Scripted agents for the evaluation tests: real processes speaking the debate contract, each
 answering from a table (a JSON list of `{"match": text in the requirement, "answers": {agent:
-[round 0, round 1, ...]}, "delay": seconds to think first}`), so every method's accuracy is known before the run. Each call is
+[round 0, round 1, ...]}, "delay": seconds to think first, "final": the finalizer's answer}`), so every method's accuracy is known before the run. Each call is
 logged to `calls.log` beside the table, so a test can count them."""
 
 from __future__ import annotations
@@ -19,14 +19,18 @@ _SCRIPT = """\
 import json, os, re, sys, time
 table_path, me = sys.argv[1], sys.argv[2]
 prompt = sys.stdin.read()
-requirement = re.search(r"<requirement>\\s*(.*?)\\s*</requirement>", prompt, re.S).group(1)
+requirement = re.search(r"<requirement(_\\w+)?>\\s*(.*?)\\s*</requirement", prompt, re.S).group(2)
 found = re.search(r"This is critique round (\\d+)", prompt)
 round_no = int(found.group(1)) if found else 0
+final = "<winning_answer_" in prompt
 with open(table_path, encoding="utf-8") as handle:
     entry = next(e for e in json.load(handle) if e["match"] in requirement)
 with open(os.path.join(os.path.dirname(table_path), "calls.log"), "a") as log:
-    log.write(json.dumps([me, round_no, entry["match"]]) + "\\n")
+    log.write(json.dumps([me, "final" if final else round_no, entry["match"]]) + "\\n")
 time.sleep(entry.get("delay", 0))
+if final:  # the finalizer: the table's "final" text, or a crash when it has none
+    print("SOLUTION:\\n" + entry["final"] + "\\n\\nREASONING:\\nthe table")
+    sys.exit(0)
 answers = entry["answers"][me]
 answer = answers[min(round_no, len(answers) - 1)]
 if round_no == 0:

@@ -331,7 +331,7 @@ BENCH = {"name": "bench", "command": "b", "parse": "json_stdout", "provides": ["
             _set("mutation_rate", 0.5),
             "evolve.mutation_rate: unknown key (expected one of: "
             "repo_path, seed_ref, store_path, variation, judge, supervisor, stop, population, "
-            "worker_budget, knowledge_paths, editable_paths)",
+            "worker_budget, run_branch_prefix, context_budget_chars, knowledge_paths, editable_paths)",
         ),
     ],
 )

@@ -151,6 +151,57 @@ def test_a_labelled_issue_gets_the_winner_outputs_and_a_summary(
     assert TOKEN not in done.stderr
 
 
+def test_the_actions_own_checkout_in_the_workspace_leaves_the_clone_clean(
+    tmp_path: Path, origin: Path, api: StandIn
+) -> None:
+    """freemad.yml runs FREE-MAD as a local action checked out at .freemad-action/: the job names
+    it in the clone's .git/info/exclude, so git (and an evolve run's check for uncommitted
+    changes) does not see it."""
+    workspace = job(tmp_path, origin, "job1")
+    action = workspace / ".freemad-action"
+    action.mkdir()
+    (action / "action.yml").write_text("name: FREE-MAD\n")
+    assert git(workspace, "status", "--porcelain") == "?? .freemad-action/"
+    config = write_config(workspace, "debate")
+    runner = {"GITHUB_ACTION_PATH": str(action)}
+    done, outputs, _ = run_job(
+        workspace, api, "issues", labeled_issue("freemad:debate"), config, runner
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert outputs["status"] == "completed"
+    assert git(workspace, "status", "--porcelain") == ""
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_the_comment_shows_the_finalizer_apart_and_the_output_stays_the_winner(
+    tmp_path: Path, origin: Path, api: StandIn, fails: bool
+) -> None:
+    workspace = job(tmp_path, origin, "job1")
+    config = write_config(workspace, "debate")
+    data = yaml.safe_load(Path(config).read_text())
+    # b finalizes: the mock agent's answer, or (failing) a crash on every call after round 0.
+    fault = " --fault crash --fault-in generate" if fails else ""
+    data["agents"][1]["cli_command"] += fault
+    data["debate"] = {"finalizer": "b", "rounds": 1}
+    Path(config).write_text(yaml.safe_dump(data))
+
+    done, outputs, _ = run_job(workspace, api, "issues", labeled_issue("freemad:debate"), config)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    [posted] = [c for c in api.calls if c.method == "POST"]
+    body = posted.body["body"]
+    assert outputs["status"] == "completed"
+    assert "Pick a cache eviction policy" in outputs["final-answer"]
+    if fails:
+        assert "**Finalized answer**" not in body
+        assert "The finalizer b failed (" in body and "the winner above stands" in body
+    else:
+        final_at = body.index("**Finalized answer** by b")
+        assert body.index("**Winner:**") < final_at
+        assert "[recursive] Pick a cache eviction policy" in body[final_at:]
+        assert "[recursive]" not in outputs["final-answer"]
+
+
 def test_a_task_waits_then_an_answer_in_another_job_resumes_it_from_the_state_branch(
     tmp_path: Path, origin: Path, api: StandIn
 ) -> None:

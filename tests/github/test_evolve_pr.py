@@ -289,3 +289,47 @@ def test_a_moved_branch_and_a_forged_tag_are_never_pushed(origin: Origin) -> Non
     # The local refs are back where the store says, the forged tag gone.
     assert git(workspace, "rev-parse", branch) == pushed
     assert git(workspace, "tag", "--list", f"evolve/{result.run_id}/v9") == ""
+
+
+def test_the_actions_own_checkout_in_the_workspace_does_not_stop_an_evolve_run(
+    origin: Origin,
+) -> None:
+    """freemad.yml runs FREE-MAD as a local action checked out into the workspace; without the
+    exclusion the run refused the repository as changed."""
+    from freemad.github.action import exclude_action_checkout
+
+    workspace = origin.clone("job")
+    action = workspace / ".freemad-action"
+    action.mkdir()
+    (action / "action.yml").write_text("name: FREE-MAD\n")
+    with pytest.raises(FreemadError, match=r"uncommitted changes \(\.freemad-action/"):
+        start(origin, workspace, Worker("worker", [calc(45)]))
+
+    exclude_action_checkout(workspace, str(action))
+    exclude_action_checkout(workspace, str(action))  # a second job step adds nothing
+    excluded = (workspace / ".git" / "info" / "exclude").read_text().splitlines()
+    assert excluded.count("/.freemad-action/") == 1
+    run = start(origin, workspace, Worker("worker", [calc(45)]))
+    assert run.status in ("completed", "running", "waiting_for_human")
+    assert git(workspace, "status", "--porcelain") == ""
+
+
+def test_an_action_outside_the_workspace_or_the_workspace_itself_is_not_excluded(
+    tmp_path: Path,
+) -> None:
+    from freemad.github.action import exclude_action_checkout
+
+    workspace = make_repo(tmp_path / "work")
+    exclude = workspace / ".git" / "info" / "exclude"
+    before = exclude.read_text() if exclude.exists() else ""
+    for elsewhere in (str(tmp_path / "actions" / "freemad"), str(workspace), ""):
+        exclude_action_checkout(workspace, elsewhere)
+    assert (exclude.read_text() if exclude.exists() else "") == before
+    # A name with git's pattern characters matches only itself.
+    odd = workspace / "a[1]*"
+    odd.mkdir()
+    (odd / "f").write_text("x")
+    (workspace / "a1x").mkdir()
+    (workspace / "a1x" / "f").write_text("x")
+    exclude_action_checkout(workspace, str(odd))
+    assert git(workspace, "status", "--porcelain", "--untracked-files=all") == "?? a1x/f"

@@ -20,8 +20,8 @@ import pytest
 import yaml
 
 from freemad.github.routing import TRIGGER_EVENTS
-from freemad.github.workflow_io import read_outputs
 from tests.github.payloads import REPO, labeled_issue, repository, user
+from tests.github.steps import run_script
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = ROOT / "action.yml"
@@ -147,11 +147,17 @@ def test_every_job_has_its_own_permissions_and_a_time_limit() -> None:
         assert workflow.get("permissions") == {}, f"{path.name}: default permissions: {{}}"
         for job_id, job in workflow["jobs"].items():
             assert "permissions" in job, f"{path.name} {job_id}"
-            assert isinstance(job.get("timeout-minutes"), int), f"{path.name} {job_id}"
+            limit = job.get("timeout-minutes")
+            if (path.name, job_id) == ("freemad-evolve-matrix.yml", "candidate"):
+                # The worker's budget and the stages', as the planner computed them.
+                assert limit == "${{ fromJSON(needs.plan.outputs.timeout-minutes) }}"
+                continue
+            assert isinstance(limit, int), f"{path.name} {job_id}"
 
 
 def test_credentials_persist_only_where_a_job_pushes() -> None:
-    """The state branch (freemad.yml) and the release's major tag (release.yml)."""
+    """The state branch (freemad.yml, the evolve matrix's planner and admitting job) and the
+    release's major tag (release.yml); never a candidate job, which runs an agent's code."""
     persisted = []
     for where, step in all_steps():
         if step.get("uses", "").startswith("actions/checkout@"):
@@ -159,7 +165,12 @@ def test_credentials_persist_only_where_a_job_pushes() -> None:
             assert keep in (True, False), f"{where}: say persist-credentials either way"
             if keep:
                 persisted.append(where)
-    assert persisted == ["freemad.yml freemad step 0", "release.yml major-tag step 0"]
+    assert persisted == [
+        "freemad-evolve-matrix.yml plan step 0",
+        "freemad-evolve-matrix.yml admit step 0",
+        "freemad.yml freemad step 0",
+        "release.yml major-tag step 0",
+    ]
 
 
 def test_the_freemad_workflow_is_reusable_and_triggered_directly() -> None:
@@ -203,6 +214,64 @@ def test_the_freemad_workflow_is_reusable_and_triggered_directly() -> None:
     assert set(action_step["with"]) <= INPUTS
     for name in OUTPUTS:
         assert job["outputs"][name] == f"${{{{ steps.freemad.outputs.{name} }}}}"
+
+
+MATRIX_KEYS = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CODEX_API_KEY", "GEMINI_API_KEY"}
+
+
+def test_the_evolve_matrix_workflow_plans_judges_each_candidate_apart_and_admits() -> None:
+    workflow = load(WORKFLOWS / "freemad-evolve-matrix.yml")
+    on = triggers(workflow)
+    assert set(on) == {"workflow_call", "workflow_dispatch"}
+    for trigger in ("workflow_call", "workflow_dispatch"):
+        assert {"pull-request", "goal", "run-id", "config"} <= set(on[trigger]["inputs"])
+    assert set(on["workflow_call"]["secrets"]) >= MATRIX_KEYS
+    assert workflow["concurrency"]["cancel-in-progress"] is False
+    plan, candidate, admit = (workflow["jobs"][name] for name in ("plan", "candidate", "admit"))
+    assert list(workflow["jobs"]) == ["plan", "candidate", "admit"]
+
+    # The planner's outputs are what `freemad github generation plan` writes.
+    from freemad.evolve.matrix import Plan
+    from freemad.github.evolve_matrix import Planned
+
+    written = Planned(Plan("r", "running", 1, (0, 1)), None, 2, 30).outputs()  # type: ignore[arg-type]
+    for name, value in plan["outputs"].items():
+        assert value == f"${{{{ steps.plan.outputs.{name} }}}}" and name in written, name
+    assert "generation plan" in next(s["run"] for s in plan["steps"] if s.get("id") == "plan")
+
+    # One job per candidate, from the planner's matrix, as many at once as the population's
+    # parallel, none cancelled when another fails; reading the repository, nothing more.
+    assert candidate["needs"] == "plan"
+    assert candidate["strategy"] == {
+        "fail-fast": False,
+        "max-parallel": "${{ fromJSON(needs.plan.outputs.parallel) }}",
+        "matrix": "${{ fromJSON(needs.plan.outputs.matrix) }}",
+    }
+    assert candidate["permissions"] == {"contents": "read"}
+    text = yaml.safe_dump(candidate)
+    assert "github.token" not in text and "GITHUB_TOKEN" not in text
+    assert set(re.findall(r"secrets\.(\w+)", text)) == MATRIX_KEYS  # the agent CLI's key alone
+    for step in candidate["steps"]:
+        if step.get("uses", "").startswith("actions/checkout@"):
+            assert step["with"]["persist-credentials"] is False
+    work = next(s for s in candidate["steps"] if s.get("id") == "candidate")
+    assert "generation candidate" in work["run"]
+    assert work["env"]["CANDIDATE"] == "${{ matrix.candidate }}"
+    [upload] = [s for s in candidate["steps"] if "upload-artifact@" in s.get("uses", "")]
+    assert upload["with"]["name"] == (
+        "candidate-${{ needs.plan.outputs.generation }}-${{ matrix.candidate }}"
+    )
+    assert upload["with"]["path"] == "${{ steps.candidate.outputs.folder }}"
+
+    # The admitting job runs whatever became of the candidates, on this generation's results.
+    assert admit["needs"] == ["plan", "candidate"]
+    assert admit["if"].startswith("always() && needs.plan.result == 'success'")
+    [download] = [s for s in admit["steps"] if "download-artifact@" in s.get("uses", "")]
+    assert download["with"]["pattern"] == "candidate-${{ needs.plan.outputs.generation }}-*"
+    assert download["with"]["merge-multiple"] is False
+    assert "generation admit" in next(s["run"] for s in admit["steps"] if s.get("id") == "admit")
+    for job in (plan, admit):
+        assert job["permissions"] == {"contents": "write", "pull-requests": "write"}
 
 
 def test_the_pages_workflow_builds_the_site_from_the_state_branch_and_deploys_it() -> None:
@@ -304,16 +373,7 @@ def run_the_step(
     }
     step = run_step()
     assert step["shell"] == "bash"
-    done = subprocess.run(
-        ["bash", "-e", "-c", step["run"]],
-        cwd=workspace,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    outputs = read_outputs(output) if output.exists() else {}
+    done, outputs = run_script(step["run"], workspace, env, output)
     return done, outputs, summary.read_text() if summary.exists() else ""
 
 

@@ -26,11 +26,23 @@ no_namespace = pytest.mark.skipif(
 needs_proc = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
 
 
+@dataclass(frozen=True)
+class Mount:
+    source: str
+    target: str
+
+
 @dataclass
 class Container:
     enabled: bool = True
     runtime: str = "docker"
     image: str | None = "python:3.12-slim"
+    memory: str | None = "2g"
+    cpus: float | None = None
+    pids_limit: int = 512
+    tmpfs_size: str = "256m"
+    extra_mounts: tuple[Mount, ...] = ()
+    workdir: str = "/work"
 
 
 @pytest.fixture
@@ -219,9 +231,9 @@ def test_a_container_stage_mounts_only_the_worktree_and_has_no_network(tmp_path,
     assert argv[3].startswith("freemad-judge-")
     assert argv[argv.index("--network") + 1] == "none"
     assert argv[argv.index("--user") + 1] == f"{os.getuid()}:{os.getgid()}"
-    assert argv.count("-v") == 1
-    assert argv[argv.index("-v") + 1] == f"{worktree.resolve()}:/work"
-    assert argv[argv.index("-w") + 1] == "/work"
+    assert argv.count("--mount") == 1
+    assert argv[argv.index("--mount") + 1] == f"type=bind,source={worktree.resolve()},target=/work"
+    assert argv[argv.index("--workdir") + 1] == "/work"
     assert argv[argv.index("-e") + 1] == "FREEMAD_TEST_SETTING"  # a name only, no value
     assert argv.count("-e") == 1
     image_at = argv.index("python:3.12-slim")

@@ -50,6 +50,8 @@
     });
     var bearer = token();
     if (!bearer) { say(form, "Paste the server's start token first."); return; }
+    var asks = form.getAttribute("data-confirm");
+    if (asks && !window.confirm(asks)) return;
     say(form, "Sending…");
     fetch(root() + "api/csrf", {cache: "no-store", credentials: "same-origin"})
       .then(function (r) { return r.json(); })
@@ -69,6 +71,8 @@
         if (status === 202 && form.classList.contains("start")) say(form, "Started (" + b.run_id + "):", b.run_id);
         else if (status === 202) say(form, "Done: the agents carry on (" + b.started + ").");
         else say(form, "Done: " + b.done + ".");
+        var then = form.getAttribute("data-then");
+        if (status === 200 && then) window.location.href = root() + then;
       })
       .catch(function (e) { say(form, "Failed: " + e); });
   });
