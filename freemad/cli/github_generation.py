@@ -113,17 +113,31 @@ def candidate(config_path: str, run_id: str, candidate: int, out: str, remote: s
     show_default=True,
     help="The folder the candidates' artifacts were downloaded into, one folder each.",
 )
+@click.option(
+    "--carry-on",
+    is_flag=True,
+    help="When the run goes on, start the workflow this job runs in again for its next "
+    "generation (GITHUB_WORKFLOW_REF; the job's token needs actions: write).",
+)
 @_remote
-def admit(config_path: str, pull_request: int, run_id: str, results: str, remote: str) -> None:
+def admit(
+    config_path: str, pull_request: int, run_id: str, results: str, carry_on: bool, remote: str
+) -> None:
     """Store each candidate's result (refusing malformed or hostile ones as failed candidates),
     then decide, confirm and admit the generation as a local run does."""
+    from freemad.core.evolve_state import Status
     from freemad.github import workflow_io as io
-    from freemad.github.evolve_matrix import admit_job
+    from freemad.github.evolve_matrix import admit_job, next_generation
 
+    started = ""
     with _holder(config_path, pull_request, remote) as holder:
         folder = Path(results) if Path(results).is_absolute() else holder.workspace / results
         report = admit_job(holder, run_id, folder)
-    state = report.admitted.state
+        state = report.admitted.state
+        if carry_on and state.status is Status.RUNNING:
+            workflow = os.environ.get("GITHUB_WORKFLOW_REF", "")
+            started = next_generation(holder.forge, workflow, pull_request, run_id)
+            io.notice(f"the next generation of run {run_id}: {started}")
     for line in report.lines():
         (io.error if line.startswith("refused") else io.notice)(line)
     io.set_outputs(
@@ -132,6 +146,7 @@ def admit(config_path: str, pull_request: int, run_id: str, results: str, remote
             "run-id": run_id,
             "status": state.status.value,
             "missing": str(len(report.admitted.missing)),
+            "next": started,
         },
     )
     io.add_summary(

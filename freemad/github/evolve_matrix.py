@@ -500,3 +500,37 @@ def check_workspace(workspace: Path) -> Path:
     if not (root / ".git").exists():
         raise FreemadError(f"{root} is not a git clone: check the repository out first")
     return root
+
+
+# GITHUB_WORKFLOW_REF: the workflow file this job runs in (the caller's, when the matrix
+# workflow is called), as OWNER/REPO/.github/workflows/FILE@REF.
+_WORKFLOW_REF = re.compile(
+    r"(?P<repo>[A-Za-z0-9][A-Za-z0-9-]*/(?!\.\.?/)[A-Za-z0-9_.-]+)"
+    r"/\.github/workflows/(?P<file>[^/@\s]+)@(?P<ref>\S+)"
+)
+
+
+def next_generation(forge: Forge, workflow_ref: str, pull_request: int, run_id: str) -> str:
+    """Start the workflow this job runs in once more, for the run's next generation: a dispatch
+    with the pull request and the run's id (a dispatch by the job's own token starts a run, as
+    GitHub's other events from it do not). What was started: the run's address, or the file and
+    ref where GitHub does not say. A one-line UsageError for a ref that cannot be dispatched."""
+    found = _WORKFLOW_REF.fullmatch(workflow_ref.strip())
+    if found is None:
+        raise UsageError(
+            f"GITHUB_WORKFLOW_REF is {workflow_ref[:200]!r}, not OWNER/REPO/.github/workflows/"
+            "FILE@REF: the next generation can only be started from a workflow's job"
+        )
+    ref = found["ref"]
+    for prefix in ("refs/heads/", "refs/tags/"):
+        if ref.startswith(prefix):
+            ref = ref.removeprefix(prefix)
+            break
+    else:
+        raise UsageError(
+            f"the workflow runs on {ref[:200]}, which cannot be dispatched: start the matrix "
+            "workflow from a branch (workflow_dispatch) to have it carry the run on"
+        )
+    inputs = {"pull-request": str(pull_request), "run-id": run_id}
+    started = forge.dispatch_workflow(found["repo"], found["file"], ref, inputs)
+    return started or f"{found['file']} on {ref}"

@@ -26,6 +26,8 @@ WORKFLOW = ROOT / ".github" / "workflows" / "freemad-evolve-matrix.yml"
 BIN = Path(sys.executable).parent
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 REPO = "octo/widgets"
+CALLER = ROOT / "action" / "evolve-matrix.yml"  # the example caller, as a repository copies it
+CALLER_REF = f"{REPO}/.github/workflows/evolve-matrix.yml@refs/heads/main"
 
 
 def config_text() -> str:
@@ -123,6 +125,7 @@ class Runner:
             "GITHUB_SERVER_URL": "https://github.example",
             "GITHUB_OUTPUT": str(output),
             "GITHUB_STEP_SUMMARY": str(temp / "summary.md"),
+            "GITHUB_WORKFLOW_REF": CALLER_REF,  # the caller's workflow, as GitHub sets it
             **{name: expand(str(value), known) for name, value in found["env"].items()},
         }
         done, outputs = run_script(found["run"], workspace, env, output)
@@ -152,58 +155,144 @@ def origin(tmp_path: Path) -> tuple[Path, str]:
     return bare, git(seed, "rev-parse", "feature")
 
 
-def test_the_workflow_scripts_plan_judge_on_separate_runners_and_admit(
-    tmp_path: Path, origin: tuple[Path, str]
-) -> None:
-    bare, head = origin
+def generation(
+    tmp_path: Path, bare: Path, head: str, api: StandIn, **more: str
+) -> tuple[dict[str, str], dict[str, str]]:
+    """One run of the workflow's jobs for a new run's first generation: the planner's outputs and
+    the admitting job's. `more`: further expressions the steps read (carry-on)."""
     inputs = {
         "inputs.config || vars.FREEMAD_CONFIG": ".github/freemad.yaml",
         "inputs.pull-request": "7",
         "github.token": "ghs_matrix",
         **{f"secrets.{key}": "" for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")},
         **{f"secrets.{key}": "" for key in ("CODEX_API_KEY", "GEMINI_API_KEY")},
+        "inputs.carry-on": "false",
+        **more,
     }
+    api.add_pull(REPO, 7, head_ref="feature", head_sha=head, base_ref="main", head_repo=REPO)
+    runner = Runner(tmp_path, bare, api)
+
+    plan = runner.run(
+        "plan", "plan", {**inputs, "inputs.goal": "make add cheaper", "inputs.run-id": ""}
+    )
+    assert json.loads(plan["matrix"]) == {"candidate": [0, 1]}
+    assert (plan["generation"], plan["count"], plan["parallel"]) == ("1", "2", "2")
+    assert int(plan["timeout-minutes"]) == (60 + 300 + 60 + 600) // 60
+    needs = {f"needs.plan.outputs.{name}": value for name, value in plan.items()}
+
+    artifacts = tmp_path / "artifacts"
+    upload = next(
+        s for s in jobs()["candidate"]["steps"] if "upload-artifact@" in s.get("uses", "")
+    )
+    for k in json.loads(plan["matrix"])["candidate"]:
+        known = {**inputs, **needs, "matrix.candidate": str(k)}
+        outputs = runner.run("candidate", "candidate", known)
+        name = expand(upload["with"]["name"], known)
+        folder = Path(
+            expand(upload["with"]["path"], {"steps.candidate.outputs.folder": outputs["folder"]})
+        )
+        assert folder.name == name == f"candidate-1-{k}"
+        shutil.copytree(folder, artifacts / name)  # what upload, then download, carry
+
+    # The admitting job downloads into RUNNER_TEMP/freemad-results.
+    download = next(
+        s for s in jobs()["admit"]["steps"] if "download-artifact@" in s.get("uses", "")
+    )
+    assert download["with"]["path"] == "${{ runner.temp }}/freemad-results"
+    workspace, temp = runner.prepare()
+    shutil.copytree(artifacts, temp / "freemad-results")
+    admitted = runner.script("admit", "admit", {**inputs, **needs}, workspace, temp)
+    return plan, admitted
+
+
+def test_the_workflow_scripts_plan_judge_on_separate_runners_and_admit(
+    tmp_path: Path, origin: tuple[Path, str]
+) -> None:
+    bare, head = origin
     with StandIn() as api:
-        api.add_pull(REPO, 7, head_ref="feature", head_sha=head, base_ref="main", head_repo=REPO)
-        runner = Runner(tmp_path, bare, api)
-
-        plan = runner.run(
-            "plan", "plan", {**inputs, "inputs.goal": "make add cheaper", "inputs.run-id": ""}
-        )
-        assert json.loads(plan["matrix"]) == {"candidate": [0, 1]}
-        assert (plan["generation"], plan["count"], plan["parallel"]) == ("1", "2", "2")
-        assert int(plan["timeout-minutes"]) == (60 + 300 + 60 + 600) // 60
-        needs = {f"needs.plan.outputs.{name}": value for name, value in plan.items()}
-
-        artifacts = tmp_path / "artifacts"
-        upload = next(
-            s for s in jobs()["candidate"]["steps"] if "upload-artifact@" in s.get("uses", "")
-        )
-        for k in json.loads(plan["matrix"])["candidate"]:
-            known = {**inputs, **needs, "matrix.candidate": str(k)}
-            outputs = runner.run("candidate", "candidate", known)
-            name = expand(upload["with"]["name"], known)
-            folder = Path(
-                expand(
-                    upload["with"]["path"], {"steps.candidate.outputs.folder": outputs["folder"]}
-                )
-            )
-            assert folder.name == name == f"candidate-1-{k}"
-            shutil.copytree(folder, artifacts / name)  # what upload, then download, carry
-
-        # The admitting job downloads into RUNNER_TEMP/freemad-results.
-        download = next(
-            s for s in jobs()["admit"]["steps"] if "download-artifact@" in s.get("uses", "")
-        )
-        assert download["with"]["path"] == "${{ runner.temp }}/freemad-results"
-        workspace, temp = runner.prepare()
-        shutil.copytree(artifacts, temp / "freemad-results")
-        admitted = runner.script("admit", "admit", {**inputs, **needs}, workspace, temp)
-
-        assert admitted == {"run-id": plan["run-id"], "status": "stopped", "missing": "0"}
+        plan, admitted = generation(tmp_path, bare, head, api, **{"inputs.carry-on": "true"})
+        assert admitted == {
+            "run-id": plan["run-id"],
+            "status": "stopped",
+            "missing": "0",
+            "next": "",  # the run stopped: nothing to carry on
+        }
+        assert api.dispatches == []
         run_id = plan["run-id"]
         v1 = git(bare, "rev-parse", f"refs/tags/evolve/{run_id}/v1")
         assert git(bare, "rev-parse", f"{v1}^") == head
         assert "COST = 30" in git(bare, "show", f"{v1}:calc.py")  # candidate 1 won
         [draft] = [p for (_, n), p in api.pulls.items() if n != 7]
         assert "admitted v1" in draft["body"]
+
+
+def two_generations(bare: Path, tmp_path: Path) -> None:
+    """Origin's config asks for two generations, so the run goes on after the first."""
+    work = tmp_path / "edit"
+    git(tmp_path, "clone", "-q", str(bare), str(work))
+    config = work / ".github" / "freemad.yaml"
+    config.write_text(config.read_text().replace("max_iterations: 1", "max_iterations: 2"))
+    git(work, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "two generations")
+    git(work, "push", "-q", "origin", "main")
+
+
+@pytest.mark.parametrize("carry_on", [True, False])
+def test_a_run_that_goes_on_starts_the_callers_workflow_for_its_next_generation(
+    tmp_path: Path, origin: tuple[Path, str], carry_on: bool
+) -> None:
+    bare, head = origin
+    two_generations(bare, tmp_path)
+    with StandIn() as api:
+        api.add_workflow(REPO, "evolve-matrix.yml", CALLER.read_text(encoding="utf-8"))
+        flag = {"inputs.carry-on": "true" if carry_on else "false"}
+        plan, admitted = generation(tmp_path, bare, head, api, **flag)
+        run_id = plan["run-id"]
+        assert admitted["status"] == "running"
+        if not carry_on:
+            assert (admitted["next"], api.dispatches) == ("", [])
+            return
+        [dispatch] = api.dispatches
+        assert (dispatch["repo"], dispatch["workflow"], dispatch["ref"]) == (
+            REPO,
+            "evolve-matrix.yml",
+            "main",
+        )
+        assert dispatch["inputs"] == {"pull-request": "7", "run-id": run_id}
+        assert admitted["next"]
+        # The run that dispatch starts plans the second generation from the state branch.
+        runner = Runner(tmp_path / "next", bare, api)
+        (tmp_path / "next").mkdir()
+        known = {
+            "inputs.config || vars.FREEMAD_CONFIG": ".github/freemad.yaml",
+            "inputs.pull-request": dispatch["inputs"]["pull-request"],
+            "inputs.run-id": dispatch["inputs"]["run-id"],
+            "inputs.goal": "",
+            "github.token": "ghs_matrix",
+            **{f"secrets.{key}": "" for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")},
+            **{f"secrets.{key}": "" for key in ("CODEX_API_KEY", "GEMINI_API_KEY")},
+        }
+        second = runner.run("plan", "plan", known)
+        assert (second["run-id"], second["generation"]) == (run_id, "2")
+        assert json.loads(second["matrix"]) == {"candidate": [0, 1]}
+
+
+@pytest.mark.parametrize(
+    ("workflow_ref", "expected"),
+    [
+        ("", "not OWNER/REPO/.github/workflows/FILE@REF"),
+        ("octo/widgets/.github/workflows/x.yml", "not OWNER/REPO/.github/workflows/FILE@REF"),
+        ("octo/widgets/.github/workflows/x.yml@refs/pull/7/merge", "cannot be dispatched"),
+        ("../../.github/workflows/x.yml@refs/heads/main", "not OWNER/REPO"),
+    ],
+)
+def test_a_workflow_ref_that_cannot_be_dispatched_is_one_line(
+    workflow_ref: str, expected: str
+) -> None:
+    from freemad.errors import UsageError
+    from freemad.github.evolve_matrix import next_generation
+    from freemad.github.forge import RecordingForge
+
+    forge = RecordingForge()
+    with pytest.raises(UsageError, match=re.escape(expected)) as raised:
+        next_generation(forge, workflow_ref, 7, "r" * 32)
+    assert "\n" not in str(raised.value) and forge.dispatches == []

@@ -270,8 +270,19 @@ def test_the_evolve_matrix_workflow_plans_judges_each_candidate_apart_and_admits
     assert download["with"]["pattern"] == "candidate-${{ needs.plan.outputs.generation }}-*"
     assert download["with"]["merge-multiple"] is False
     assert "generation admit" in next(s["run"] for s in admit["steps"] if s.get("id") == "admit")
-    for job in (plan, admit):
-        assert job["permissions"] == {"contents": "write", "pull-requests": "write"}
+    assert plan["permissions"] == {"contents": "write", "pull-requests": "write"}
+    # The admitting job alone may start the workflow again, for the run's next generation.
+    assert admit["permissions"] == {
+        "contents": "write",
+        "pull-requests": "write",
+        "actions": "write",
+    }
+    for trigger in ("workflow_call", "workflow_dispatch"):
+        assert on[trigger]["inputs"]["carry-on"] == {
+            "description": on[trigger]["inputs"]["carry-on"]["description"],
+            "type": "boolean",
+            "default": True,
+        }
 
 
 def test_the_pages_workflow_builds_the_site_from_the_state_branch_and_deploys_it() -> None:
