@@ -162,6 +162,19 @@ def live_debate_view(live: Mapping[str, Any]) -> dict[str, Any]:
         ],
         "standing": [{"answer_id": a, "score": number(v)} for a, v in standing],
         "chart": debate_chart_svg(scored, order, None) if scored else "",
+        "finalizer": _live_finalizer(live.get("finalizer")),
+    }
+
+
+def _live_finalizer(found: Any) -> dict[str, Any] | None:
+    """The finalizer's call while the debate runs: who, in what state, for how long."""
+    if not isinstance(found, Mapping):
+        return None
+    return {
+        "agent": as_text(found.get("agent")),
+        "state": as_text(found.get("state")) or "working",
+        "elapsed": number(found.get("elapsed_sec")),
+        "cause": as_text(found.get("cause")),
     }
 
 

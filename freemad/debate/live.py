@@ -181,6 +181,7 @@ class LiveDebate:
     finished: bool = False
     status: str = "running"  # running, or abandoned when its process is gone
     events: int = 0
+    finalizer: AgentState | None = None  # debate.finalizer's call, once it has started
 
     def view(self, now: float) -> dict[str, Any]:
         """What a page or the API shows: plain data, elapsed times as of `now`."""
@@ -210,6 +211,7 @@ class LiveDebate:
             "requirement": self.requirement,
             "agents": list(self.agents),
             "rounds_planned": self.rounds_planned,
+            "finalizer": agent(self.finalizer) if self.finalizer is not None else None,
             "rounds": [
                 {
                     "round": r.round,
@@ -303,6 +305,20 @@ def _run_finished(debate: LiveDebate, data: dict[str, Any], at: float | None) ->
     debate.finished = True
 
 
+def _finalizer_started(debate: LiveDebate, data: dict[str, Any], at: float | None) -> None:
+    debate.finalizer = AgentState(str(data.get("agent") or ""), "working", started=at)
+
+
+def _finalizer_finished(debate: LiveDebate, data: dict[str, Any], at: float | None) -> None:
+    if debate.finalizer is None:
+        return
+    done = debate.finalizer
+    done.state, done.finished = str(data.get("status") or "finished"), at
+    duration = data.get("duration_ms")
+    done.duration_ms = duration if isinstance(duration, int) else None
+    done.cause = _text(data.get("cause"))
+
+
 _STEPS: dict[str, Callable[[LiveDebate, dict[str, Any], float | None], None]] = {
     "run_started": _run_started,
     "round_started": _round_started,
@@ -310,6 +326,8 @@ _STEPS: dict[str, Callable[[LiveDebate, dict[str, Any], float | None], None]] = 
     "agent_finished": _agent_finished,
     "round_finished": _round_finished,
     "run_finished": _run_finished,
+    "finalizer_started": _finalizer_started,
+    "finalizer_finished": _finalizer_finished,
 }
 
 

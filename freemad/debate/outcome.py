@@ -223,6 +223,7 @@ class Tally:
 
     def _settings(self, rounds_requested: int) -> dict[str, object]:
         c = self.config
+        finalizer = {} if c.debate.finalizer is None else {"finalizer": c.debate.finalizer}
         return {
             "rounds": rounds_requested,
             "agents": [a.id for a in c.enabled_agents],
@@ -236,6 +237,7 @@ class Tally:
             "soft_timeout_ms": c.deadlines.soft_timeout_ms,
             "hard_timeout_ms": c.deadlines.hard_timeout_ms,
             "accept_late_until_hard": c.deadlines.accept_late_until_hard,
+            **finalizer,  # only when there is one: transcripts without it read as before
         }
 
     def _totals(self) -> dict[str, AgentTotals]:

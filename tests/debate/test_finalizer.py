@@ -69,6 +69,7 @@ def test_the_finalizer_is_called_once_with_the_winner_and_its_critiques() -> Non
     assert finalized.reasoning == "took the critique about the empty list"
     assert finalized.error is None
     assert finalized.tokens.output > 0
+    assert result.settings["finalizer"] == "a3"
 
 
 def test_the_decision_is_the_same_with_or_without_a_finalizer() -> None:
@@ -82,6 +83,9 @@ def test_the_decision_is_the_same_with_or_without_a_finalizer() -> None:
     assert with_it.finalized is not None and with_it.finalized.text == "something else entirely"
     assert decision(with_it) == decision(without)
     assert with_it.final_solution == "A"
+    # The settings name the finalizer only when there is one.
+    assert "finalizer" not in without.settings
+    assert {**without.settings, "finalizer": "a3"} == with_it.settings
 
 
 def test_a_revision_to_the_winner_is_a_critique_that_adopted_it() -> None:

@@ -183,3 +183,41 @@ def test_a_debate_s_clock_runs_while_it_runs_and_stops_when_it_is_abandoned() ->
     debate.status = "abandoned"  # its last sign of life was its last event, at 1001
     assert debate.view(5000.0)["elapsed_sec"] == 1.0
     assert fold(RUN, []).view(1010.0)["elapsed_sec"] is None  # no run_started, no clock
+
+
+def test_the_finalizer_is_shown_working_then_done_while_the_debate_runs() -> None:
+    """The events a real debate with a finalizer emits, folded as the journal's reader folds
+    them: up to `finalizer_started` the page says who writes the final answer, after
+    `finalizer_finished` how it ended."""
+    from freemad.dashboard.debate_views import live_debate_view
+    from freemad.dashboard.records import RunData
+    from freemad.dashboard.render import render_run
+    from freemad.debate.live import fold, journal_line
+    from tests.conftest import ScriptedAgent, generation, keep, scripted_config
+
+    ports = {
+        "a1": ScriptedAgent("a1").script(generation("A"), keep()),
+        "a2": ScriptedAgent("a2").script(generation("B"), keep(), generation("A, finalized")),
+    }
+    events: list[Event] = []
+    config = scripted_config(ports, debate={"finalizer": "a2"})
+    result = run_debate("q", config, rounds=1, agents=ports, on_event=events.append)
+    assert result.finalized is not None and result.finalized.status == "ok"
+    lines = [journal_line(e, Redactor([])) for e in events]
+    kinds = [str(line["kind"]) for line in lines]
+    started = kinds.index("finalizer_started")
+
+    def page(upto: int) -> tuple[dict[str, object] | None, str]:
+        debate = fold(result.run_id, lines[:upto])
+        view = debate.view(now=float(lines[upto - 1]["time"]) + 2.0)
+        html = render_run(RunData("debate", result.run_id, live=view), live=True)
+        return live_debate_view(view)["finalizer"], html
+
+    before, html = page(started)
+    assert before is None and "data-finalizer" not in html
+    working, html = page(started + 1)
+    assert working is not None and (working["agent"], working["state"]) == ("a2", "working")
+    assert 'data-finalizer="working"' in html and "is writing the final answer" in html
+    done, html = page(kinds.index("finalizer_finished") + 1)
+    assert done is not None and done["state"] == "ok"
+    assert 'data-finalizer="ok"' in html and "is writing" not in html
