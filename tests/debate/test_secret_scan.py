@@ -28,6 +28,12 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants  # type: ignore[no-redef]
     import sre_parse as _parser  # type: ignore[no-redef]
 
+# Repetitions as the parser names them (possessive ones exist from Python 3.11 on).
+REPEATS = tuple(
+    getattr(sre_constants, name)
+    for name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
+    if hasattr(sre_constants, name)
+)
 AWS = "AKIA" + "IOSFODNN7EXAMPLE"  # AWS's documented example key id, built so no scanner trips here
 PARTS = (AWS[:9], AWS[9:])
 
@@ -140,11 +146,7 @@ def _repeats(pattern: str) -> list[tuple[int, Any]]:
 
     def walk(items: Any) -> None:
         for op, arg in items:
-            if op in (
-                sre_constants.MAX_REPEAT,
-                sre_constants.MIN_REPEAT,
-                sre_constants.POSSESSIVE_REPEAT,
-            ):
+            if op in REPEATS:
                 found.append((arg[0], arg[1]))
                 walk(arg[2])
             elif op == sre_constants.SUBPATTERN:
