@@ -47,3 +47,22 @@ def freemad(
 
 def files_under(folder: Path) -> set[str]:
     return {str(p.relative_to(folder)) for p in folder.rglob("*")}
+
+
+def script_agents(folder: Path, source: str, arguments: dict[str, str], settings: str) -> None:
+    """`folder/freemad.yaml` whose agents each run the Python script `source` (written as
+    `folder/agent.py`) with their own `arguments`, on the host; `settings`: more of the config,
+    as YAML lines."""
+    script = folder / "agent.py"
+    script.write_text(source)
+    python = sys.executable
+    agents = "".join(
+        f"  - {{id: {agent}, cli_command: '{python} {script} {args}'}}\n"
+        for agent, args in arguments.items()
+    )
+    (folder / "freemad.yaml").write_text(
+        f"agents:\n{agents}"
+        f"security: {{cli_allowed_commands: ['{python}'], sandbox: host}}\n"
+        f"{settings}"
+        "logging: {console: false}\n"
+    )

@@ -5,9 +5,9 @@ small script speaking the agent contract, run as a process."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
+from tests.cli.helpers import script_agents
 from tests.cli.test_cli import only_transcript, run
 
 AGENT = """\
@@ -27,19 +27,8 @@ else:
 
 
 def setup(folder: Path, *, fail: bool = False) -> None:
-    script = folder / "agent.py"
-    script.write_text(AGENT)
-    python = sys.executable
-    flag = " --fail" if fail else ""
-    (folder / "freemad.yaml").write_text(
-        "agents:\n"
-        f"  - {{id: alpha, cli_command: '{python} {script} ALPHA'}}\n"
-        f"  - {{id: beta, cli_command: '{python} {script} ALPHA'}}\n"
-        f"  - {{id: gamma, cli_command: '{python} {script} GAMMA{flag}'}}\n"
-        f"security: {{cli_allowed_commands: ['{python}'], sandbox: host}}\n"
-        "debate: {rounds: 1, finalizer: gamma}\n"
-        "logging: {console: false}\n"
-    )
+    arguments = {"alpha": "ALPHA", "beta": "ALPHA", "gamma": "GAMMA --fail" if fail else "GAMMA"}
+    script_agents(folder, AGENT, arguments, "debate: {rounds: 1, finalizer: gamma}\n")
 
 
 def test_the_human_output_shows_the_finalized_answer_apart(tmp_path: Path) -> None:

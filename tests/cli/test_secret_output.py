@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import html
 import json
-import sys
 from pathlib import Path
 
 from freemad.dashboard.site import build_site
 from freemad.dashboard.sources import TranscriptDir
+from tests.cli.helpers import script_agents
 from tests.cli.test_cli import only_transcript, run
 
 KEY = "AKIA" + "IOSFODNN7EXAMPLE"
@@ -28,19 +28,11 @@ else:
 
 
 def setup(folder: Path, *, scan: bool = True) -> None:
-    script = folder / "agent.py"
-    script.write_text(AGENT)
-    python = sys.executable
-    (folder / "freemad.yaml").write_text(
-        "agents:\n"
-        f"  - {{id: alpha, cli_command: '{python} {script} aws_key=KEY'}}\n"
-        f"  - {{id: beta, cli_command: '{python} {script} aws_key=KEY'}}\n"
-        f"  - {{id: gamma, cli_command: '{python} {script} use-a-role'}}\n"
-        f"security: {{cli_allowed_commands: ['{python}'], sandbox: host}}\n"
-        f"validation: {{secret_scan: {'true' if scan else 'false'}}}\n"
-        "debate: {rounds: 1}\n"
-        "logging: {console: false}\n"
+    arguments = {"alpha": "aws_key=KEY", "beta": "aws_key=KEY", "gamma": "use-a-role"}
+    settings = (
+        f"validation: {{secret_scan: {'true' if scan else 'false'}}}\ndebate: {{rounds: 1}}\n"
     )
+    script_agents(folder, AGENT, arguments, settings)
 
 
 def test_the_warning_is_printed_and_the_key_is_nowhere(tmp_path: Path) -> None:
