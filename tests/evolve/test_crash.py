@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -73,29 +74,23 @@ def gone(pid: int) -> bool:
     return False
 
 
-def test_kill_9_while_judging_then_resume_admits_each_version_once(tmp_path: Path) -> None:
-    make_repo(tmp_path / "repo")
-    sentinel = tmp_path / "judging.pid"
-    script = tmp_path / "run.py"
-    script.write_text(
-        textwrap.dedent(
-            f"""
-            import sys
-            sys.path.insert(0, {str(PROJECT)!r})
-            from pathlib import Path
-            from tests.evolve.runs import Worker, calc, evolve_config, harness
-            from tests.evolve.test_crash import EDITS, HOST, judge
-            root = Path({str(tmp_path)!r})
-            config = evolve_config(
-                judge=judge(root / "judging.pid"), stop={{"max_iterations": 3}}, security=HOST
-            )
-            harness(root, [Worker("worker", EDITS)], config).runner.start("faster")
-            """
-        )
+def killed_while_judging(
+    root: Path, run: str, sentinel: Path, until: Callable[[], None] | None = None
+) -> None:
+    """Start a run in a process of its own (`run`: Python after `root = Path(...)`, imports of
+    its own included), kill -9 it once its judge stage wrote its pid to `sentinel` (and `until`
+    returned), and check the stage died with it (where agents and stages die with FREE-MAD)."""
+    script = root / "run.py"
+    header = (
+        f"import sys\nsys.path.insert(0, {str(PROJECT)!r})\nfrom pathlib import Path\n"
+        f"root = Path({str(root)!r})\n"
     )
+    script.write_text(header + textwrap.dedent(run))
     process = subprocess.Popen([sys.executable, str(script)], stderr=subprocess.PIPE)
     try:
         wait_for(sentinel, process)
+        if until is not None:
+            until()
     finally:
         process.kill()  # SIGKILL: no cleanup of any kind runs
         process.communicate()
@@ -104,6 +99,20 @@ def test_kill_9_while_judging_then_resume_admits_each_version_once(tmp_path: Pat
         assert gone(stage), "the judge stage outlived the killed run"
     else:
         os.kill(stage, signal.SIGKILL)
+
+
+def test_kill_9_while_judging_then_resume_admits_each_version_once(tmp_path: Path) -> None:
+    make_repo(tmp_path / "repo")
+    sentinel = tmp_path / "judging.pid"
+    run = """
+        from tests.evolve.runs import Worker, calc, evolve_config, harness
+        from tests.evolve.test_crash import EDITS, HOST, judge
+        config = evolve_config(
+            judge=judge(root / "judging.pid"), stop={"max_iterations": 3}, security=HOST
+        )
+        harness(root, [Worker("worker", EDITS)], config).runner.start("faster")
+        """
+    killed_while_judging(tmp_path, run, sentinel)
 
     config = evolve_config(judge=judge(sentinel), stop={"max_iterations": 3}, security=HOST)
     h = harness(tmp_path, [Worker("worker", EDITS)], config)

@@ -4,24 +4,17 @@ the others are judged; the resumed run judges only the missing one, and loses no
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
-import textwrap
 import time
 from collections import Counter
 from pathlib import Path
 
 from freemad.config import FreemadConfig
 from freemad.core.evolve_state import Status
-from freemad.sandbox.host import die_with_parent
 from tests.evolve.population import ScriptedPopulation, judge_with
 from tests.evolve.runs import evolve_config, git, harness, make_repo
-from tests.evolve.test_crash import HOST, gone, wait_for
+from tests.evolve.test_crash import HOST, killed_while_judging
 
-PROJECT = Path(__file__).resolve().parents[2]
 SPEEDS = {1: [45, 30, 40, 47], 2: [25, 35, 20, 60]}
 
 
@@ -53,38 +46,22 @@ def measured_in(store: Path, iteration: int) -> int:
 def test_kill_9_mid_generation_resumes_without_judging_a_candidate_twice(tmp_path: Path) -> None:
     make_repo(tmp_path / "repo")
     sentinel = tmp_path / "judging.pid"
-    script = tmp_path / "run.py"
-    script.write_text(
-        textwrap.dedent(
-            f"""
-            import sys
-            sys.path.insert(0, {str(PROJECT)!r})
-            from pathlib import Path
-            from tests.evolve.population import ScriptedPopulation
-            from tests.evolve.test_population_crash import SPEEDS, config
-            from tests.evolve.runs import harness
-            root = Path({str(tmp_path)!r})
-            worker = ScriptedPopulation("worker", speeds=SPEEDS)
-            harness(root, [worker], config(root / "judging.pid")).runner.start("faster")
-            """
-        )
-    )
-    process = subprocess.Popen([sys.executable, str(script)], stderr=subprocess.PIPE)
-    try:
-        wait_for(sentinel, process)
+    run = """
+        from tests.evolve.population import ScriptedPopulation
+        from tests.evolve.test_population_crash import SPEEDS, config
+        from tests.evolve.runs import harness
+        worker = ScriptedPopulation("worker", speeds=SPEEDS)
+        harness(root, [worker], config(root / "judging.pid")).runner.start("faster")
+        """
+
+    def three_judged() -> None:
         deadline = time.monotonic() + 120
         # The other three candidates of generation 1 are judged while candidate 1 sleeps.
         while measured_in(tmp_path / "store" / "evolve.db", 1) < 3:
             assert time.monotonic() < deadline, "the other candidates were never judged"
             time.sleep(0.05)
-    finally:
-        process.kill()  # SIGKILL: no cleanup of any kind runs
-        process.communicate()
-    stage = int(sentinel.read_text())
-    if die_with_parent():
-        assert gone(stage), "the judge stage outlived the killed run"
-    else:
-        os.kill(stage, signal.SIGKILL)
+
+    killed_while_judging(tmp_path, run, sentinel, three_judged)
 
     worker = ScriptedPopulation("worker", speeds=SPEEDS)
     h = harness(tmp_path, [worker], config(sentinel))
