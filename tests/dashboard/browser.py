@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import select
 import shutil
 import subprocess
@@ -147,6 +148,26 @@ class LivePage:
         for fd in (self._to_browser, self._from_browser):
             os.close(fd)
         shutil.rmtree(self._profile, ignore_errors=True)
+
+
+_WIDTH_PROBE = (
+    "<script>document.body.setAttribute('data-width', "
+    "document.documentElement.scrollWidth + ' ' + window.innerWidth)</script>"
+)
+
+
+def assert_fits_a_phone(page: Path, scratch: Path) -> None:
+    """`page` (a built site's HTML file) is no wider than a phone's screen in headless Chromium:
+    a copy in `scratch`, without its script-blocking policy, reports its width (Chromium's
+    narrowest window is 500 px, whatever is asked for)."""
+    copy = scratch / page.name
+    html = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text())
+    copy.write_text(html.replace("</body>", _WIDTH_PROBE + "</body>"))
+    rendered = dom(copy.as_uri(), width=390, height=844)
+    found = re.search(r'data-width="(\d+) (\d+)"', rendered)
+    assert found, rendered[:500]
+    width, screen = int(found.group(1)), int(found.group(2))
+    assert screen <= 500 and width <= screen, f"{page.name}: {width} px on a {screen} px screen"
 
 
 def longest_run(png: Path, colour: tuple[int, int, int]) -> int:

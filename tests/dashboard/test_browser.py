@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -12,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.dashboard.browser import WINNER_GREEN, LivePage, dom, longest_run, screenshot
+from tests.dashboard.browser import (
+    WINNER_GREEN,
+    LivePage,
+    assert_fits_a_phone,
+    dom,
+    longest_run,
+    screenshot,
+)
 from tests.dashboard.runs import Runs, site_build, transcript_of, winner_line
 
 
@@ -100,19 +106,8 @@ def test_the_index_shows_outcomes_and_finds_a_run_by_its_agent(real_runs: Runs, 
 def test_pages_fit_a_phone_screen(real_runs: Runs, site: Path, tmp_path: Path) -> None:
     """No page is wider than a phone's screen: wide tables and code scroll inside themselves.
     (Headless Chromium's narrowest window is 500 px, whatever is asked for.)"""
-    probe = (
-        "<script>document.body.setAttribute('data-width', "
-        "document.documentElement.scrollWidth + ' ' + window.innerWidth)</script>"
-    )
     for page in [site / "index.html", *(site / "runs").iterdir()]:
-        copy = tmp_path / page.name
-        html = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text())
-        copy.write_text(html.replace("</body>", probe + "</body>"))
-        rendered = dom(copy.as_uri(), width=390, height=844)
-        found = re.search(r'data-width="(\d+) (\d+)"', rendered)
-        assert found, rendered[:500]
-        width, screen = int(found.group(1)), int(found.group(2))
-        assert screen <= 500 and width <= screen, f"{page.name}: {width} px on a {screen} px screen"
+        assert_fits_a_phone(page, tmp_path)
 
 
 @pytest.fixture

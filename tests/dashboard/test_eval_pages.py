@@ -382,22 +382,11 @@ def test_the_dashboard_command_refuses_an_eval_path_that_is_not_a_folder(tmp_pat
 
 def test_the_eval_page_and_index_fit_a_phone_screen(evaluation: Path, tmp_path: Path) -> None:
     """Its wide tables scroll inside themselves and its chart shrinks (as test_browser's check)."""
-    from tests.dashboard.browser import dom
+    from tests.dashboard.browser import assert_fits_a_phone
 
     out = tmp_path / "site"
     freemad(
         "site", "build", "--eval", str(evaluation), "--out", str(out), cwd=tmp_path, home=tmp_path
     )
-    probe = (
-        "<script>document.body.setAttribute('data-width', "
-        "document.documentElement.scrollWidth + ' ' + window.innerWidth)</script>"
-    )
     for page in (out / "evals" / "my-eval.html", out / "index.html"):
-        copy = tmp_path / page.name
-        html = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text())
-        copy.write_text(html.replace("</body>", probe + "</body>"))
-        rendered = dom(copy.as_uri(), width=390, height=844)
-        found = re.search(r'data-width="(\d+) (\d+)"', rendered)
-        assert found, rendered[:500]
-        width, screen = int(found.group(1)), int(found.group(2))
-        assert screen <= 500 and width <= screen, f"{page.name}: {width} px on a {screen} px screen"
+        assert_fits_a_phone(page, tmp_path)
