@@ -72,6 +72,26 @@ def git_repo(path: Path, env: dict[str, str]) -> None:
     )
 
 
+def start_plan_task(config: str, work: Path, goal: str, env: dict[str, str]) -> str:
+    """`freemad task start --task-type plan` from `work` (its workspace); the task's id."""
+    started = run(
+        FREEMAD,
+        "task",
+        "start",
+        "--config",
+        config,
+        "--task-type",
+        "plan",
+        "--json",
+        "--workspace-root",
+        str(work),
+        goal,
+        cwd=work,
+        env=env,
+    )
+    return str(json.loads(started)["task_id"])
+
+
 def make_runs(root: Path) -> Runs:
     env = environment(root)
     (root / "gitconfig").write_text("")
@@ -80,23 +100,8 @@ def make_runs(root: Path) -> Runs:
     (work / "README.md").write_text("a repository\n")
     git_repo(work, env)
     debate = json.loads(run(FREEMAD, FIB, "--rounds", "2", "--json", "--quiet", cwd=work, env=env))
-    task = json.loads(
-        run(
-            FREEMAD,
-            "task",
-            "start",
-            "--config",
-            "builtin:autonomous_smoke",  # configs/autonomous_smoke.yaml; its state here
-            "--task-type",
-            "plan",
-            "--json",
-            "--workspace-root",
-            str(work),
-            TASK_GOAL,
-            cwd=work,
-            env=env,
-        )
-    )
+    # configs/autonomous_smoke.yaml; its state here
+    task_id = start_plan_task("builtin:autonomous_smoke", work, TASK_GOAL, env)
     toy = root / "toy"
     shutil.copytree(ROOT / "examples/evolve_toy", toy, ignore=shutil.ignore_patterns(".freemad"))
     if SANDBOX == "host":  # no bubblewrap here: the pages need a run all the same
@@ -122,7 +127,7 @@ def make_runs(root: Path) -> Runs:
         task_store=work / ".freemad/ui-smoke/tasks.db",
         evolve_store=toy / ".freemad/evolve/evolve.db",
         debate_id=str(debate["run_id"]),
-        task_id=str(task["task_id"]),
+        task_id=task_id,
         evolve_id=str(evolve["run_id"]),
         toy=toy,
     )

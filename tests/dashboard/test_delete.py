@@ -20,7 +20,7 @@ from freemad.dashboard.sources import build_sources
 from freemad.debate.live import LiveJournal
 from freemad.redact import Redactor
 from tests.dashboard.browser import LivePage, chromium
-from tests.dashboard.runs import FREEMAD, environment, run
+from tests.dashboard.runs import FREEMAD, environment, run, start_plan_task
 from tests.dashboard.served import Served, serve
 from tests.dashboard.test_steering import TOKEN, Caller, smoke_config, warns
 
@@ -122,23 +122,8 @@ def test_only_a_debate_in_the_servers_folder_is_deleted(tmp_path: Path) -> None:
     folder, (target,) = debates(tmp_path / "work", 1)
     # A task: a store is an append-only log, never edited from the browser.
     config, store = smoke_config(tmp_path / "work")  # the store the dashboard reads
-    task = json.loads(
-        run(
-            FREEMAD,
-            "task",
-            "start",
-            "--config",
-            str(config),
-            "--task-type",
-            "plan",
-            "--json",
-            "--workspace-root",
-            str(tmp_path / "work"),
-            "Plan a cache.",
-            cwd=tmp_path / "work",
-            env=environment(tmp_path / "work"),
-        )
-    )["task_id"]
+    work = tmp_path / "work"
+    task = start_plan_task(str(config), work, "Plan a cache.", environment(work))
     before = store.read_bytes()
     caller = Caller(app_of(folder).test_client())
     refused = caller.post(f"/api/runs/{task}/delete", {})
