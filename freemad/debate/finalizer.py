@@ -138,15 +138,4 @@ def scan_finalized(done: Finalized) -> list[Flag]:
         done.error.detail = redact_secrets(done.error.detail)
     if not kinds:
         return []
-    shown = ", ".join(sorted(kinds))
-    return [
-        Flag(
-            kind="secret",
-            answer_id="finalized",
-            kinds=sorted(kinds),
-            message=(
-                f"the finalized answer holds what looks like a credential ({shown}); it is "
-                "redacted here, check the answer and revoke the credential if it is real"
-            ),
-        )
-    ]
+    return [Flag.secret("finalized", sorted(kinds), "the finalized answer")]

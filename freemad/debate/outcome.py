@@ -291,17 +291,7 @@ def _flags(winner: str, entry: dict[str, Any]) -> list[Flag]:
     if not security or security["passed"]:
         return []
     kinds = sorted({found["kind"] for found in security["found"]})
-    return [
-        Flag(
-            kind="secret",
-            answer_id=winner,
-            kinds=kinds,
-            message=(
-                f"the winning answer holds what looks like a credential ({', '.join(kinds)}); "
-                "it is redacted here, check the answer and revoke the credential if it is real"
-            ),
-        )
-    ]
+    return [Flag.secret(winner, kinds, "the winning answer")]
 
 
 def _redact_secrets(result: DebateResult) -> None:

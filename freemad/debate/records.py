@@ -127,6 +127,20 @@ class Flag(Record):
     kinds: list[str] = Field(default_factory=list)
     message: str
 
+    @classmethod
+    def secret(cls, answer_id: str, kinds: list[str], what: str) -> Flag:
+        """The warning that `what` (the winning answer, the finalized answer) holds
+        credential-looking strings of `kinds`, redacted wherever it is shown."""
+        return cls(
+            kind="secret",
+            answer_id=answer_id,
+            kinds=kinds,
+            message=(
+                f"{what} holds what looks like a credential ({', '.join(kinds)}); it is "
+                "redacted here, check the answer and revoke the credential if it is real"
+            ),
+        )
+
 
 class DebateResult(Record):
     """The transcript. The reference implementation's fields, plus provenance and per-call metrics."""

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from freemad.agents.port import CallResult
 from freemad.config.models import FreemadConfig
-from freemad.debate.prompts import estimate_tokens
 from freemad.debate.records import DebateResult
+from freemad.debate.turns import Usage
 
 
 def call_cost(config: FreemadConfig, agent_id: str, prompt: str, result: CallResult) -> float:
@@ -20,10 +20,11 @@ def call_cost(config: FreemadConfig, agent_id: str, prompt: str, result: CallRes
     price = agent.pricing if agent is not None else None
     if price is None:
         return 0.0
-    sent = result.input_tokens if result.input_tokens is not None else estimate_tokens(prompt)
-    got = result.output_tokens if result.output_tokens is not None else estimate_tokens(result.text)
-    sent, got = max(sent, 0), max(got, 0)  # a negative count an agent reports buys nothing back
-    return round((sent * price.input_per_mtok + got * price.output_per_mtok) / 1e6, 6)
+    usage = Usage()  # as a debate counts a turn: reported, else estimated, never below 0
+    usage.add(prompt, result)
+    return round(
+        (usage.input * price.input_per_mtok + usage.output * price.output_per_mtok) / 1e6, 6
+    )
 
 
 def debate_cost(result: DebateResult) -> float:
