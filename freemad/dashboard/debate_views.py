@@ -146,17 +146,7 @@ def live_debate_view(live: Mapping[str, Any]) -> dict[str, Any]:
                 else "soft"
                 if r.get("deadline_hit_soft")
                 else "",
-                "agents": [
-                    {
-                        "agent": as_text(a.get("agent")),
-                        "state": as_text(a.get("state")) or "waiting",
-                        "elapsed": number(a.get("elapsed_sec")),
-                        "cause": as_text(a.get("cause")),
-                        "action": as_text(a.get("action")),
-                        "answer_id": as_text(a.get("answer_id")),
-                    }
-                    for a in (as_map(x) for x in as_list(r.get("agents")))
-                ],
+                "agents": [_live_agent(as_map(a), "waiting") for a in as_list(r.get("agents"))],
             }
             for r in rounds
         ],
@@ -168,13 +158,18 @@ def live_debate_view(live: Mapping[str, Any]) -> dict[str, Any]:
 
 def _live_finalizer(found: Any) -> dict[str, Any] | None:
     """The finalizer's call while the debate runs: who, in what state, for how long."""
-    if not isinstance(found, Mapping):
-        return None
+    return _live_agent(found, "working") if isinstance(found, Mapping) else None
+
+
+def _live_agent(found: Mapping[str, Any], state: str) -> dict[str, Any]:
+    """One agent's call in a debate in flight; `state` until the journal says otherwise."""
     return {
         "agent": as_text(found.get("agent")),
-        "state": as_text(found.get("state")) or "working",
+        "state": as_text(found.get("state")) or state,
         "elapsed": number(found.get("elapsed_sec")),
         "cause": as_text(found.get("cause")),
+        "action": as_text(found.get("action")),
+        "answer_id": as_text(found.get("answer_id")),
     }
 
 
