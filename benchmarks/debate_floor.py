@@ -122,7 +122,23 @@ def by_size(work: Path, agents: int, args: argparse.Namespace) -> dict[str, Any]
             ]
             for name, rs in runs.items()
         },
+        # Where the rest goes (10 ms resolution): before the first agent, between rounds, after.
+        "other_parts_ms_median": {
+            name: {
+                part: round(statistics.median(_total(r["parts_ms"][part]) for r in rs), 1)
+                for part in (
+                    "before_first_spawn",
+                    "last_reply_to_next_spawn",
+                    "last_reply_to_return",
+                )
+            }
+            for name, rs in runs.items()
+        },
     }
+
+
+def _total(value: float | list[float]) -> float:
+    return sum(value) if isinstance(value, list) else value
 
 
 def start_up(work: Path, runs: int) -> dict[str, Any]:

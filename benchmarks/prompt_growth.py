@@ -7,6 +7,7 @@ token estimate (`estimate_tokens`, about four characters a token). all_to_all is
 k_reviewers for contrast: its prompts grow with n. `bounded_by_default` shows what
 `debate.max_prompt_chars` (the default bound) does to all_to_all teams of 4 to 128 agents at 2.5 KB
 and 100 KB answers: the largest prompt and a round's total, unbounded (before) and bounded (after).
+`code_answers` times a round of 16 agents whose 100 KB answers are code (a `<` on every line).
 
 Run: .venv/bin/python benchmarks/prompt_growth.py [--solution-chars 2000] [--reasoning-chars 500]
 """
@@ -62,6 +63,7 @@ def main() -> None:
         "chars_without_peers": round(ks[0][1] - per_peer[0] * ks[0][0]),
         "grows_with_n_at_fixed_k": len({v["chars"]["max"] for v in by_n.values()}) > 1,
         "bounded_by_default": bounded(book),
+        "code_answers": code_answers(book),
     }
     emit(figures)
 
@@ -73,10 +75,11 @@ def measure(
     k: int | None,
     size: tuple[int, int],
     max_chars: int | None = None,
+    code: bool = False,
 ) -> dict[str, Any]:
     """Every agent's critique prompt for one topology: sizes, and how long rendering took."""
     ids = [f"agent-{i:03d}" for i in range(n)]
-    answers = {agent: synthetic_answer(agent, *size) for agent in ids}
+    answers = {agent: synthetic_answer(agent, *size, code=code) for agent in ids}
     peers = assign_peers(ids, kind, k=k, seed=427)
     chars, tokens, peers_shown = [], [], []
     started = time.perf_counter()
@@ -127,9 +130,23 @@ def bounded(book: PromptBook) -> dict[str, Any]:
     return figures
 
 
-def synthetic_answer(agent: str, solution_chars: int, reasoning_chars: int) -> tuple[str, str]:
+def code_answers(book: PromptBook) -> dict[str, Any]:
+    """all_to_all at 16 agents with 100 KB answers that are code: a `<` on every line, so each
+    answer is searched for fence tags to defang (a round's answers once, not once per prompt)."""
+    size, n = (99_500, 500), 16
+    figures = measure(book, n, TopologyKind.ALL_TO_ALL, None, size, MAX_PROMPT_CHARS, code=True)
+    return {"answer_chars": sum(size), "agents": n, **figures}
+
+
+def synthetic_answer(
+    agent: str, solution_chars: int, reasoning_chars: int, code: bool = False
+) -> tuple[str, str]:
     """Distinct text of exactly the given sizes (so no two agents' answers coincide)."""
-    line = f"# {agent}: answer text padding to a fixed size.\n"
+    line = (
+        f"    if {agent.replace('-', '_')}[i] < limit: i += 1\n"
+        if code
+        else f"# {agent}: answer text padding to a fixed size.\n"
+    )
     solution = (line * (solution_chars // len(line) + 1))[:solution_chars]
     reasoning = (f"{agent} reasons. " * (reasoning_chars // 10 + 1))[:reasoning_chars]
     return solution, reasoning

@@ -12,11 +12,6 @@ def main() -> None:
 
         sys.stdout.write(f"freemad {__version__}\n")
         return
-    if not {"--help", "-h"} & set(sys.argv[1:]):
-        # A run's first agent waits for this check of `setpriv`; it can run while we import.
-        from freemad.sandbox.host import probe_die_with_parent
-
-        probe_die_with_parent()
     from freemad.cli.root import main as cli_main
 
     try:

@@ -28,8 +28,8 @@ from freemad.agents.port import CallRequest, CallResult, CallStatus
 from freemad.agents.presets import NOT_LOGGED_IN, extract, extract_error, preset_of
 from freemad.config.models import AgentConfig, Mode
 from freemad.redact import argv_for_log
-from freemad.sandbox import Sandbox, SandboxUnavailable, View
-from freemad.sandbox.host import die_with_parent
+from freemad.sandbox import Sandbox, SandboxUnavailable, View, reaper
+from freemad.sandbox.host import guard
 from freemad.sandbox.process import freemad_secret
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ class CliAgent:
     Calls run in `workdir`, or else in a fresh empty temporary folder, so that an agent CLI picks
     up no project instructions (CLAUDE.md, AGENTS.md, GEMINI.md) from wherever FREE-MAD was started.
     With a `sandbox`, each call runs in its agent profile, seeing `view` (its workdir writable);
-    without one it still dies with FREE-MAD where `setpriv --pdeathsig` exists.
+    without one it still dies with FREE-MAD (`freemad.sandbox.reaper`).
     """
 
     def __init__(
@@ -76,6 +76,7 @@ class CliAgent:
         # Agents print for a pipe, not a terminal: no colours, no pagers, no spinners.
         for key, value in (("NO_COLOR", "1"), ("TERM", "dumb"), *self.preset.env):
             self.env.setdefault(key, value)
+        self._marked: dict[bytes, bytes] = {}
         self._login: CallResult | None = None
         self._login_checked = False
 
@@ -166,10 +167,11 @@ class CliAgent:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env=self.env,
+                env=self._marked_env(),
                 cwd=workdir,
                 start_new_session=True,
             )
+            reaper.watch(transport.get_pid())
         except (CommandNotFound, OSError, SandboxUnavailable) as exc:
             log.info("agent %s: cannot start %s: %s", self.config.id, argv[0], exc)
             return CallResult(
@@ -183,6 +185,7 @@ class CliAgent:
             # Also on cancellation: the whole process group goes, children included, and the
             # agent is reaped before we return, so no zombie outlives the call.
             _kill_group(transport.get_pid())
+            reaper.forget(transport.get_pid())
             transport.close()
             await run.reaped()
         output = self.preset.output if extract_output else "text"
@@ -198,10 +201,20 @@ class CliAgent:
         )
         return result
 
+    def _marked_env(self) -> dict[bytes, bytes]:
+        """The agent's environment with this process's reaper mark (its children inherit it),
+        encoded once: `subprocess` would encode every variable again for every call."""
+        name, token = reaper.mark()
+        key, value = os.fsencode(name), os.fsencode(token)
+        if self._marked.get(key) != value:
+            env = {**self.env, name: token}
+            self._marked = {os.fsencode(k): os.fsencode(v) for k, v in env.items()}
+        return self._marked
+
     def _wrapped(self, argv: list[str], workdir: str) -> list[str]:
         """The command line that runs `argv`: in the sandbox's agent profile, or on the host."""
         if self.sandbox is None:
-            return [*die_with_parent(), *argv]
+            return [*guard(), *argv]
         view = self.view or View()
         view = View.of([Path(workdir), *view.writable], view.read_only, view.hidden)
         return self.sandbox.agent_argv(argv, Path(workdir), view, self.preset.home)

@@ -37,8 +37,11 @@ def defang(text: str) -> str:
     return _FENCE_TAG.sub(r"&lt;\1\2", text) if "<" in text else text
 
 
-def _defanged(answer: ShownAnswer) -> ShownAnswer:
-    return replace(answer, solution=defang(answer.solution), reasoning=defang(answer.reasoning))
+def _defanged(answer: ShownAnswer, clean: Callable[[str], str] = defang) -> ShownAnswer:
+    solution, reasoning = clean(answer.solution), clean(answer.reasoning)
+    if solution is answer.solution and reasoning is answer.reasoning:
+        return answer  # the usual case: nothing to defang, nothing to copy
+    return ShownAnswer(answer.label, solution, reasoning)
 
 
 def truncate(text: str, limit: int) -> str:
@@ -54,6 +57,15 @@ class PromptBook:
     def __init__(self, prompt_mode: str, templates_dir: str | None = None) -> None:
         self.env = template_environment(templates_dir)
         self.prompt_mode = prompt_mode
+        # A round's answers, defanged once: every agent's prompt shows the same peers' answers.
+        self._defanged: dict[str, str] = {}
+        self._defanged_round = -1
+
+    def _defang(self, text: str) -> str:
+        found = self._defanged.get(text)
+        if found is None:
+            found = self._defanged[text] = defang(text)
+        return found
 
     def generate(self, requirement: str) -> str:
         return self.env.get_template("generate.j2").render(requirement=defang(requirement))
@@ -75,8 +87,10 @@ class PromptBook:
         than an equal share stay whole, the others are cut to one length. Cuts are marked.
         """
         template = self.env.get_template("critique.j2")
-        requirement, own = defang(requirement), _defanged(own)
-        peers = [_defanged(peer) for peer in peers]
+        if round_no != self._defanged_round:
+            self._defanged, self._defanged_round = {}, round_no
+        requirement, own = self._defang(requirement), _defanged(own, self._defang)
+        peers = [_defanged(peer, self._defang) for peer in peers]
 
         def render(limit: int | None) -> str:
             return template.render(

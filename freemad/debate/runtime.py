@@ -391,13 +391,11 @@ class _Debate:
         # Accepting late answers, the soft deadline ends nothing: the hard one is the next wake.
         soft_at = math.inf if self.config.deadlines.accept_late_until_hard else deadlines.soft_at
         pending: set[asyncio.Task[AgentTurn]] = set(tasks.values())
+        answered = sum(1 for t in pending if t.done() and _answered(t))
         cut = None
         try:
             while pending:
                 now = self.loop_clock()
-                answered = sum(
-                    1 for t in tasks.values() if t.done() and not t.cancelled() and _answered(t)
-                )
                 if now >= soft_at and answered >= quorum:
                     cut = "soft"
                 elif now >= deadlines.hard_at:
@@ -407,9 +405,11 @@ class _Debate:
                         cut = BUDGET_CUT
                     break
                 until = min(soft_at, deadlines.hard_at) if now < soft_at else deadlines.hard_at
-                _, pending = await asyncio.wait(
+                done, pending = await asyncio.wait(
                     pending, timeout=until - now, return_when=asyncio.FIRST_COMPLETED
                 )
+                # Counted as they finish: recounting every turn at each wake is n^2 a round.
+                answered += sum(1 for t in done if _answered(t))
         finally:
             # Cancelling a turn kills its agent's process group before the gather returns.
             for task in pending:
@@ -464,6 +464,8 @@ def warn_waves(agents: int, limit: int) -> None:
 
 
 def _answered(task: asyncio.Task[AgentTurn]) -> bool:
+    if task.cancelled():
+        return False
     with contextlib.suppress(Exception):
         return task.result().status == "ok"
     return False

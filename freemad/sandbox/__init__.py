@@ -30,8 +30,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # The adapters load when first asked for: `freemad.sandbox.host` alone (the console script
-    # starts its `setpriv` probe with it, before anything else) needs none of them.
+    # The adapters load when first asked for: an agent call on the host (`freemad.sandbox.host`
+    # and the reaper) needs none of them.
     if name in {"Unavailable", "agent_sandbox", "code_sandbox"}:
         from freemad.sandbox import choose
 

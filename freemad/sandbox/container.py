@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from freemad.config import mounts
-from freemad.sandbox.host import die_with_parent, passthrough_line
+from freemad.sandbox.host import guard, passthrough_line
 from freemad.sandbox.port import (
     AGENT_HOMES,
     CREDENTIAL_STORES,
@@ -157,7 +157,7 @@ class ContainerSandbox:
     def agent_argv(
         self, argv: Sequence[str], cwd: Path, view: View, own: Sequence[str]
     ) -> list[str]:
-        return [*die_with_parent(), *argv]  # on the host: the agent's login is there
+        return [*guard(), *argv]  # on the host: the agent's login is there
 
     def run(self, argv: Sequence[str], cwd: Path, timeout: float, view: View) -> CommandResult:
         started = time.monotonic()

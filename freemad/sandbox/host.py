@@ -5,15 +5,14 @@ namespace of its own where the system allows (`unshare -n`)."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import os
 import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from freemad.sandbox import reaper
 from freemad.sandbox.port import View
 from freemad.sandbox.process import ENV_ALLOWLIST, CommandResult, run_command
 
@@ -37,54 +36,29 @@ def network_isolation() -> list[str]:
 
 
 _PDEATHSIG = ["--pdeathsig", "KILL", "--"]
-# The probe `probe_die_with_parent` started ahead of time, with the setpriv it runs and the
-# process that started it (a forked worker cannot wait for it), for `die_with_parent` to collect.
-_early_probe: list[tuple[str, int, subprocess.Popen[bytes]]] = []
 
 
-def probe_die_with_parent() -> None:
-    """Start `die_with_parent`'s probe and return at once, so that it runs while FREE-MAD is
-    still importing what a run needs instead of before the first agent starts."""
-    setpriv = shutil.which("setpriv")
-    if setpriv is None or _early_probe:
-        return
-    with contextlib.suppress(OSError):
-        probe = subprocess.Popen(
-            [setpriv, *_PDEATHSIG, "true"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        _early_probe.append((setpriv, os.getpid(), probe))
+def guard() -> list[str]:
+    """The argv prefix a command needs to die with FREE-MAD: none while this process's reaper
+    watches the commands it starts (`freemad.sandbox.reaper`), else `die_with_parent()`."""
+    return [] if reaper.enabled() else die_with_parent()
 
 
 @functools.cache
 def die_with_parent() -> list[str]:
-    """The argv prefix that kills a stage when FREE-MAD itself dies (kill -9 included), so a
-    killed run leaves no stage running on; [] where `setpriv --pdeathsig` is not available."""
+    """The argv prefix that kills a command when FREE-MAD itself dies (kill -9 included), so a
+    killed run leaves none running on; [] where `setpriv --pdeathsig` is not available. Only
+    where the reaper cannot run (`guard`): it costs an exec per command."""
     setpriv = shutil.which("setpriv")
     if setpriv is None:
         return []
     try:
-        if _early_probe and _early_probe[0][:2] == (setpriv, os.getpid()):
-            returncode = _wait(_early_probe[0][2])
-        else:
-            probe = subprocess.run(
-                [setpriv, *_PDEATHSIG, "true"], capture_output=True, timeout=10, check=False
-            )
-            returncode = probe.returncode
+        probe = subprocess.run(
+            [setpriv, *_PDEATHSIG, "true"], capture_output=True, timeout=10, check=False
+        )
     except (OSError, subprocess.TimeoutExpired):
         return []
-    return [setpriv, *_PDEATHSIG] if returncode == 0 else []
-
-
-def _wait(probe: subprocess.Popen[bytes]) -> int:
-    try:
-        return probe.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        probe.kill()
-        probe.wait()
-        raise
+    return [setpriv, *_PDEATHSIG] if probe.returncode == 0 else []
 
 
 def passthrough_line(names: Sequence[str], base: str, alone: str) -> str:
@@ -101,12 +75,12 @@ class HostSandbox:
         self.env_passthrough = tuple(env_passthrough)
 
     def _prefix(self) -> list[str]:
-        return ([] if self.network else network_isolation()) + die_with_parent()
+        return ([] if self.network else network_isolation()) + guard()
 
     def agent_argv(
         self, argv: Sequence[str], cwd: Path, view: View, own: Sequence[str]
     ) -> list[str]:
-        return [*die_with_parent(), *argv]
+        return [*guard(), *argv]
 
     def run(self, argv: Sequence[str], cwd: Path, timeout: float, view: View) -> CommandResult:
         return run_command(

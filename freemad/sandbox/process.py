@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from freemad.sandbox import reaper
+
 OUTPUT_CAP = 1024 * 1024
 ENV_ALLOWLIST = ("PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR")
 _SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "CREDENTIAL")
@@ -176,6 +178,8 @@ def run_command(
     words = list(argv)
     full = [*prefix, *words]
     environment = dict(env) if env is not None else command_env(env_passthrough)
+    name, token = reaper.mark()  # so that it dies with FREE-MAD, its children included
+    environment[name] = token
     started = time.monotonic()
     try:
         if not words:
@@ -197,8 +201,13 @@ def run_command(
         program = full[0] if words else "a command"
         failed = f"could not start {program}: {why}"
         return CommandResult(words, None, "", failed, False, time.monotonic() - started)
+    reaper.watch(proc.pid)
     with proc:
-        out, err, timed_out = _collect(proc, timeout)
+        try:
+            out, err, timed_out = _collect(proc, timeout)
+        finally:
+            _kill_group(proc.pid)  # done by now unless interrupted; the leader is not yet reaped
+            reaper.forget(proc.pid)
         exit_code = proc.wait()
     stderr = err.text()
     if timed_out:

@@ -78,3 +78,18 @@ def test_the_recorded_answer_keeps_its_text() -> None:
     assert forged in [a.canonical for a in result.answers.values()]
     critique = ports["a2"].calls[1].prompt
     assert [label for label, _ in _PEER.findall(critique)] == ["Peer A"]
+
+
+def test_every_prompt_of_every_round_shows_a_hostile_answer_defanged() -> None:
+    """A round's answers are defanged once and reused for every agent's prompt: the second
+    agent's prompt, and the next round's, are as plain as the first."""
+    book = PromptBook("anti_conformity")
+    for round_no in (1, 1, 2, 1):
+        for own in ("41", FORGED_PEER):
+            peers = [
+                ShownAnswer("Peer A", FORGED_PEER, FORGED_PEER),
+                ShownAnswer("Peer B", "4", ""),
+            ]
+            prompt, _ = book.critique("add", round_no, ShownAnswer("you", own, "r"), peers)
+            assert [label for label, _ in _PEER.findall(prompt)] == ["Peer A", "Peer B"]
+            assert len(tags(prompt)) == 8

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -173,30 +174,47 @@ def runner(
     return run, store
 
 
+def alive(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in {"Z", "X"}
+
+
 def marked(marker: str) -> list[int]:
-    """The processes alive (not zombies) with `marker` in their command line."""
+    """The processes alive with `marker` in their command line."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if marker.encode() in cmdline and state not in {"Z", "X"}:
+        if marker.encode() in cmdline and alive(int(entry.name)):
             found.append(int(entry.name))
     return found
 
 
-def none_left(marker: str, wait: float = 5.0) -> bool:
-    """Whether every marked process is gone within `wait` seconds (a kill takes a moment)."""
+def settles(done: Callable[[], bool], wait: float) -> bool:
+    """Whether `done()` holds within `wait` seconds (a kill takes a moment)."""
     deadline = time.monotonic() + wait
-    while marked(marker):
+    while not done():
         if time.monotonic() > deadline:
             return False
         time.sleep(0.05)
     return True
+
+
+def none_left(marker: str, wait: float = 5.0) -> bool:
+    """Whether every marked process is gone within `wait` seconds."""
+    return settles(lambda: not marked(marker), wait)
+
+
+def gone(pid: int, wait: float = 10.0) -> bool:
+    return settles(lambda: not alive(pid), wait)
 
 
 def kill_marked(marker: str) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from freemad.config.evolve import ContainerConfig
-from freemad.sandbox import View, code_sandbox
+from freemad.sandbox import View, code_sandbox, reaper
 from freemad.sandbox import host as sandbox_module
 from freemad.sandbox.container import ContainerSandbox
 from freemad.sandbox.host import HostSandbox, network_isolation
@@ -114,7 +114,8 @@ def test_a_stage_sees_only_the_allowlist_and_passthrough(tmp_path, monkeypatch, 
     box = code_sandbox("host", network, ["FREEMAD_TEST_SETTING", "FREEMAD_TEST_ABSENT"], None)
     result = box.run([sys.executable, "-c", code], tmp_path, 60, View())
     seen = json.loads(result.stdout)
-    allowed = {*ENV_ALLOWLIST, "FREEMAD_TEST_SETTING", "LC_CTYPE"}  # Python may coerce LC_CTYPE
+    # Python may coerce LC_CTYPE; the reaper's mark says which FREE-MAD process started it.
+    allowed = {*ENV_ALLOWLIST, "FREEMAD_TEST_SETTING", "LC_CTYPE", reaper.NAME}
     assert set(seen) <= allowed
     assert seen["FREEMAD_TEST_SETTING"] == "kept"
     assert "do-not-leak" not in result.stdout
