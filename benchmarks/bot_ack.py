@@ -5,7 +5,7 @@ queue, as one machine runs it); no worker runs, so every accepted delivery is ve
 and enqueued, which is all the web process does. The peer (`bot_ack_peer.py`): gidgethub +
 aiohttp recording each delivery in one SQLite row (WAL, synchronous=NORMAL, as ours) before its
 202, in the benchmark's own virtualenv (`.cache/bench-venv`, made and filled from PyPI on first
-use). Both run at once; the load goes to one at a time, alternating which goes first each round.
+use). All run at once; the load goes to one at a time, rotating which goes first each round.
 
 Each sender thread keeps one HTTP/1.1 connection and posts signed deliveries of a realistic size
 (an issue_comment payload of about 8 KB), each with its own delivery id. Latency is from sending
@@ -13,9 +13,11 @@ the request to reading the whole answer. Closed loop: back to back; open loop: e
 schedule. CPU per acknowledgement: the server's processes' user + system time over the volley
 (gunicorn's master, its workers, and workers it reaped meanwhile), divided by the deliveries.
 Every delivery must get a 202 and be in the server's database afterwards: both are counted.
+`--stack-floor` adds a third server: the bot's gunicorn settings serving a Flask app that only
+answers 202 (`bot_ack_floor_app.py`), what the stack costs before the bot does anything.
 
 Run: .venv/bin/python benchmarks/bot_ack.py [--senders 16] [--per-sender 100] [--rounds 3]
-     [--workers N] [--rate 10] [--no-peer] [--max-requests N]
+     [--workers N] [--rate 10] [--no-peer] [--max-requests N] [--stack-floor]
 (--workers defaults to the bot's own default, CPUs + 1.)
 """
 
@@ -111,7 +113,9 @@ def _stat(pid: int) -> list[str]:
 class Target:
     """One server under test: where it listens, its process, the database it records in."""
 
-    def __init__(self, name: str, process: subprocess.Popen[bytes], port: int, db: Path) -> None:
+    def __init__(
+        self, name: str, process: subprocess.Popen[bytes], port: int, db: Path | None
+    ) -> None:
         self.name, self.process, self.port, self.db = name, process, port, db
         self.closed: list[float] = []
         self.closed_seconds = 0.0
@@ -121,7 +125,10 @@ class Target:
         self.sent: list[str] = []
         self.refused: list[str] = []
 
-    def recorded(self) -> set[str]:
+    def recorded(self) -> set[str] | None:
+        """The delivery ids in its database; None for the stack's floor, which keeps none."""
+        if self.db is None:
+            return None
         with sqlite3.connect(self.db) as db:
             return {str(row[0]) for row in db.execute("SELECT delivery_id FROM deliveries")}
 
@@ -239,6 +246,20 @@ def start_ours(folder: Path, workers: int, max_requests: int | None) -> Target:
     return target
 
 
+def start_stack_floor(folder: Path, workers: int) -> Target:
+    port = free_port()
+    env = {**os.environ, "FREEMAD_WEBHOOK_SECRET": SECRET, "HOME": str(folder)}
+    command = [sys.executable, "-m", "gunicorn", "-c", "python:freemad.bot.gunicorn_conf"]
+    command += ["--pythonpath", str(Path(__file__).parent), "-w", str(workers)]
+    command += ["-b", f"127.0.0.1:{port}", "bot_ack_floor_app:app"]
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    target = Target("flask_gunicorn_floor", process, port, None)
+    wait_ready(port, process, "/healthz")
+    return target
+
+
 def start_peer(folder: Path, python: str) -> Target:
     port = free_port()
     db = folder / "peer.sqlite3"
@@ -273,7 +294,7 @@ def figures(target: Target, rate: float, senders: int) -> dict[str, Any]:
         "answered": answered,
         "non_202": len(target.refused),
         "first_non_202": target.refused[:3],
-        "recorded": len(recorded & set(target.sent)),
+        "recorded": None if recorded is None else len(recorded & set(target.sent)),
         "rss_kib": [rss_kib(target.process.pid)]
         + [rss_kib(pid) for pid in children(target.process.pid)],
     }
@@ -293,6 +314,9 @@ def main() -> None:
     parser.add_argument(
         "--max-requests", type=int, help="gunicorn's max_requests (recycling) instead of ours"
     )
+    parser.add_argument(
+        "--stack-floor", action="store_true", help="also Flask + gunicorn answering 202 alone"
+    )
     args = parser.parse_args()
     python = None if args.no_peer else peer_python(args.peer_python)
     with tempfile.TemporaryDirectory(prefix="freemad-bot-bench-") as folder:
@@ -300,12 +324,14 @@ def main() -> None:
         try:
             if python is not None:
                 targets.append(start_peer(Path(folder), python))
+            if args.stack_floor:
+                targets.append(start_stack_floor(Path(folder), args.workers))
             progress("warming up")
             for target in targets:
                 volley(target, args.senders, 5)
                 target.sent.clear()
             for number in range(args.rounds):
-                order = targets if number % 2 == 0 else targets[::-1]
+                order = targets[number % len(targets) :] + targets[: number % len(targets)]
                 for target in order:
                     progress(f"round {number + 1}: {target.name}, closed then open loop")
                     latencies, seconds, cpu = volley(target, args.senders, args.per_sender)
@@ -336,8 +362,13 @@ def main() -> None:
         peer = results["gidgethub_aiohttp"]
         out["peer_versions"] = versions(python)
         out["ratios_ours_over_peer"] = _ratios(ours, peer)
+        if args.stack_floor:
+            out["ratios_stack_floor_over_peer"] = _ratios(results["flask_gunicorn_floor"], peer)
     emit(out)
-    lost = any(r["sent"] != r["recorded"] or r["non_202"] for r in results.values())
+    lost = any(
+        r["non_202"] or (r["recorded"] is not None and r["sent"] != r["recorded"])
+        for r in results.values()
+    )
     sys.exit(1 if lost else 0)
 
 
