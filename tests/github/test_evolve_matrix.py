@@ -26,8 +26,6 @@ from freemad.config import FreemadConfig
 from freemad.core.evolve_state import Status
 from freemad.errors import UsageError
 from freemad.github.evolve_matrix import (
-    BUNDLE,
-    RESULT,
     Holder,
     Planned,
     admit_job,
@@ -36,6 +34,7 @@ from freemad.github.evolve_matrix import (
     plan_job,
 )
 from freemad.github.evolve_pr import PullRequestInfo
+from freemad.github.matrix_results import BUNDLE, RESULT
 from freemad.github.pygithub_forge import PyGithubForge
 from freemad.github.standin import StandIn
 from freemad.store import SqliteStore
