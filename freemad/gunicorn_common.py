@@ -4,6 +4,8 @@ own declarative names, which gunicorn reads from that module)."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
+from typing import Any
 
 LEVELS = {"debug", "info", "warning", "error", "critical"}
 
@@ -18,3 +20,15 @@ def heartbeat_dir() -> str | None:
     """Where gunicorn's worker heartbeat files go: tmpfs, where there is one, beats a
     container's overlayfs (not a temporary file of ours)."""
     return "/dev/shm" if os.path.isdir("/dev/shm") else None  # noqa: S108
+
+
+def run_as_module_again(server: Any) -> None:
+    """gunicorn's `pre_exec` hook: USR2 execs a new master with the argv this one started with.
+    `python -m gunicorn` (how `freemad bot serve` and `freemad-dashboard` start it) left that
+    argv naming gunicorn's `__main__.py`, and Python run on that file puts gunicorn's own folder
+    first on `sys.path`, where its `http` package hides the standard library's: the new master
+    died importing. It is started as the module again."""
+    args = list(server.START_CTX.get("args", ()))
+    main = Path(args[1]) if len(args) > 1 else None
+    if main is not None and (main.parent.name, main.name) == ("gunicorn", "__main__.py"):
+        server.START_CTX["args"] = [args[0], "-m", "gunicorn", *args[2:]]

@@ -20,6 +20,7 @@ from gunicorn import glogging as _glogging  # type: ignore[import-untyped]  # gu
 from freemad.bot.json_logs import JsonLogFormatter as _JsonLogFormatter
 from freemad.gunicorn_common import heartbeat_dir as _heartbeat_dir
 from freemad.gunicorn_common import log_level as _log_level
+from freemad.gunicorn_common import run_as_module_again as _run_as_module_again
 
 _MAX_WORKERS = 8
 # What a worker's app needs, imported once by the master (`on_starting`): each worker, the ones
@@ -87,6 +88,9 @@ def _access_entry(resp: Any, environ: dict[str, Any], request_time: Any) -> dict
     return entry
 
 
+pre_exec = _run_as_module_again  # USR2: the new master
+
+
 def on_starting(server: Any) -> None:
     """In the master, before any worker forks: import what the app needs (not the app itself:
     each worker builds its own, so no SQLite connection crosses a fork). A module that cannot be
@@ -135,6 +139,7 @@ __all__ = [
     "max_requests",
     "max_requests_jitter",
     "on_starting",
+    "pre_exec",
     "preload_app",
     "proc_name",
     "threads",

@@ -25,7 +25,7 @@ from typing import Any
 
 from freemad.dashboard.capacity import STREAMS_DIR, THREADS, WORKERS
 from freemad.errors import UsageError
-from freemad.gunicorn_common import heartbeat_dir
+from freemad.gunicorn_common import heartbeat_dir, run_as_module_again
 
 TOKEN = "FREEMAD_DASHBOARD_TOKEN"  # noqa: S105  # the names of variables
 TOKEN_FD = "FREEMAD_DASHBOARD_TOKEN_FD"  # noqa: S105
@@ -95,7 +95,9 @@ def post_fork(server: Any, worker: Any) -> None:
 
 
 def pre_exec(server: Any) -> None:
-    """In the process about to become a new master (USR2): the token in a fresh pipe."""
+    """In the process about to become a new master (USR2): the token in a fresh pipe, and
+    gunicorn run as the module again (`run_as_module_again`)."""
+    run_as_module_again(server)
     if "token" in _held:
         server.cfg.env_orig[TOKEN_FD] = str(token_pipe(_held["token"]))
 

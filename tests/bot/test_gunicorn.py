@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -209,7 +210,7 @@ def test_freemad_bot_serve_end_to_end(tmp_path: Path) -> None:
 def conf_values(**env: str) -> dict[str, Any]:
     script = (
         "import json, freemad.bot.gunicorn_conf as c;"
-        "print(json.dumps({k: getattr(c, k) for k in c.__all__ if k not in ('JsonLogger', 'logger_class', 'on_starting')}))"
+        "print(json.dumps({k: getattr(c, k) for k in c.__all__ if k not in ('JsonLogger', 'logger_class', 'on_starting', 'pre_exec')}))"
     )
     clean = {k: v for k, v in os.environ.items() if not k.startswith("FREEMAD_")}
     done = subprocess.run(
@@ -242,3 +243,50 @@ def test_gunicorn_settings() -> None:
         FREEMAD_BIND="0.0.0.0:9999", FREEMAD_WORKERS="3", FREEMAD_LOG_LEVEL="DEBUG"
     )
     assert (chosen["bind"], chosen["workers"], chosen["loglevel"]) == (["0.0.0.0:9999"], 3, "debug")
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and _stat(entry)[1] == str(pid) and _stat(entry)[0] != "Z":
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def _stat(entry: Path) -> list[str]:
+    return (entry / "stat").read_text().rsplit(")", 1)[1].split()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds processes in /proc")
+def test_usr2_starts_a_new_master_that_serves_after_the_old_one_stops(tmp_path: Path) -> None:
+    """gunicorn's binary upgrade: USR2 execs a new master beside the old one (with the argv
+    `freemad bot serve` started it with), the old one is stopped, the new one answers on the
+    same socket. Started as `python -m gunicorn`, the new master used to die importing."""
+    port = free_port()
+    argv = [sys.executable, "-m", "freemad", "bot", "serve", "--host", "127.0.0.1"]
+    env = {**bot_env(tmp_path, port), "FREEMAD_EXECUTOR": "local"}
+    old = start([*argv, "--port", str(port), "--workers", "1"], env, tmp_path, port)
+    workers = set(_children(old.process.pid))
+    new_master = None
+    try:
+        old.process.send_signal(signal.SIGUSR2)
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while new_master is None and time.monotonic() < deadline:
+            # The new master is the old one's child that has children of its own (its workers).
+            fresh = [pid for pid in _children(old.process.pid) if pid not in workers]
+            new_master = next((pid for pid in fresh if _children(pid)), None)
+            time.sleep(0.1)
+        assert new_master is not None, f"no new master:\n{old.stderr.read_text()[-3000:]}"
+        assert old.stop() == 0
+        status, health = old.request("/healthz")  # the same address, now the new master's
+        assert status == 200 and health["ok"] is True
+        assert old.deliver("after-usr2")[0] == 202
+    finally:
+        if new_master is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(new_master, signal.SIGTERM)
+        old.stop()
+    assert "ModuleNotFoundError" not in old.stderr.read_text()
