@@ -32,6 +32,7 @@ from _common import emit, machine, progress
 
 from freemad.config.load import load_config
 from freemad.evolve.runtime import EvolveRunner
+from freemad.sandbox import reaper
 from freemad.wiring import ADAPTERS, open_evolve_store
 
 TOY = Path(__file__).resolve().parents[1] / "examples" / "evolve_toy"
@@ -83,13 +84,14 @@ def open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
-def started_by_us(worktrees: Path) -> list[str]:
+def started_by_us(worktrees: Path, spare: int | None = None) -> list[str]:
     """Processes still alive that this run started: our children, or anything working in the
-    run's worktrees folder."""
+    run's worktrees folder; but `spare`, this process's reaper (freemad/sandbox/reaper.py),
+    which lives as long as this process does and is checked apart (`reaper.announced`)."""
     found: list[str] = []
     me = os.getpid()
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == me:
+        if not entry.name.isdigit() or int(entry.name) in (me, spare):
             continue
         try:
             stat = (entry / "stat").read_text()
@@ -181,9 +183,11 @@ def main() -> None:
         worktree_list = git(repo, "worktree", "list", "--porcelain").count("worktree ")
         if worktree_list != 1 or (worktrees / state.run_id).exists():
             problems.append("a worktree of the run is left")
-        leftovers = started_by_us(worktrees)
+        leftovers = started_by_us(worktrees, spare=reaper.watcher_pid())
         if leftovers:
             problems.append(f"processes left: {leftovers}")
+        if reaper.announced():  # a call or stage that was never killed and forgotten
+            problems.append(f"process groups still announced: {sorted(reaper.announced())}")
         kinds: dict[str, int] = {}
         for kind, _ in events:
             kinds[kind] = kinds.get(kind, 0) + 1

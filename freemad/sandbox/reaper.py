@@ -75,6 +75,11 @@ class Reaper:
         with self._lock:
             return self._watcher.pid if self._watcher is not None and self._fd >= 0 else None
 
+    def announced(self) -> frozenset[int]:
+        """The process groups announced and not yet forgotten: commands still running."""
+        with self._lock:
+            return frozenset(self._live)
+
     def after_fork(self) -> None:
         """In a forked child the pipe, the watcher and the groups are the parent's, not ours."""
         if self._fd >= 0:
@@ -155,3 +160,4 @@ mark = _REAPER.mark
 watch = _REAPER.watch
 forget = _REAPER.forget
 watcher_pid = _REAPER.watcher_pid
+announced = _REAPER.announced

@@ -206,3 +206,11 @@ def test_without_an_interpreter_to_run_it_the_reaper_stands_aside(
     assert fresh.watcher_pid() is None
     fresh.watch(os.getpid())  # nothing to tell, nothing raised
     fresh.forget(os.getpid())
+
+
+def test_a_finished_call_leaves_nothing_announced() -> None:
+    agent = CliAgent(AgentConfig(id="m", cli_command=MOCK_AGENT), max_output_bytes=100_000)
+    result = asyncio.run(agent.call(CallRequest(Mode.GENERATE, "what is six times seven?", 30)))
+    assert result.ok, result.detail
+    assert reaper.watcher_pid() is not None
+    assert reaper.announced() == frozenset()
