@@ -24,6 +24,7 @@ import pytest
 
 from tests.conftest import free_port
 from tests.github.payloads import labeled_issue
+from tests.processes import children
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "gunicorn-test-secret-5d1c"
@@ -245,21 +246,6 @@ def test_gunicorn_settings() -> None:
     assert (chosen["bind"], chosen["workers"], chosen["loglevel"]) == (["0.0.0.0:9999"], 3, "debug")
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and _stat(entry)[1] == str(pid) and _stat(entry)[0] != "Z":
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
-def _stat(entry: Path) -> list[str]:
-    return (entry / "stat").read_text().rsplit(")", 1)[1].split()
-
-
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds processes in /proc")
 def test_usr2_starts_a_new_master_that_serves_after_the_old_one_stops(tmp_path: Path) -> None:
     """gunicorn's binary upgrade: USR2 execs a new master beside the old one (with the argv
@@ -269,15 +255,15 @@ def test_usr2_starts_a_new_master_that_serves_after_the_old_one_stops(tmp_path: 
     argv = [sys.executable, "-m", "freemad", "bot", "serve", "--host", "127.0.0.1"]
     env = {**bot_env(tmp_path, port), "FREEMAD_EXECUTOR": "local"}
     old = start([*argv, "--port", str(port), "--workers", "1"], env, tmp_path, port)
-    workers = set(_children(old.process.pid))
+    workers = set(children(old.process.pid))
     new_master = None
     try:
         old.process.send_signal(signal.SIGUSR2)
         deadline = time.monotonic() + STARTUP_SECONDS
         while new_master is None and time.monotonic() < deadline:
             # The new master is the old one's child that has children of its own (its workers).
-            fresh = [pid for pid in _children(old.process.pid) if pid not in workers]
-            new_master = next((pid for pid in fresh if _children(pid)), None)
+            fresh = [pid for pid in children(old.process.pid) if pid not in workers]
+            new_master = next((pid for pid in fresh if children(pid)), None)
             time.sleep(0.1)
         assert new_master is not None, f"no new master:\n{old.stderr.read_text()[-3000:]}"
         assert old.stop() == 0

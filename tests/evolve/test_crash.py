@@ -19,6 +19,7 @@ from freemad.sandbox import reaper
 from freemad.sandbox.host import die_with_parent
 from freemad.workspace.lineage import Lineage
 from tests.evolve.runs import PY, Worker, calc, evolve_config, git, harness, make_repo
+from tests.processes import gone
 
 PROJECT = Path(__file__).resolve().parents[2]
 EDITS = [calc(45), calc(30), calc(20)]
@@ -59,20 +60,6 @@ def wait_for(path: Path, process: subprocess.Popen[bytes]) -> None:
         if time.monotonic() > deadline:
             pytest.fail("the judge never started")
         time.sleep(0.05)
-
-
-def gone(pid: int) -> bool:
-    """Whether `pid` ends (or is a zombie) within ten seconds."""
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            status = Path(f"/proc/{pid}/status").read_text()
-        except FileNotFoundError:
-            return True
-        if "State:\tZ" in status:
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def killed_while_judging(

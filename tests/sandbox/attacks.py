@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from freemad.evolve.runtime import EvolveRunner
 from freemad.store import SqliteStore
 from freemad.wiring import ADAPTERS, open_evolve_store
 from tests.conftest import needs_bwrap
+from tests.processes import alive, settles
 
 __all__ = ["needs_bwrap"]
 
@@ -174,15 +174,6 @@ def runner(
     return run, store
 
 
-def alive(pid: int) -> bool:
-    """Whether process `pid` runs (a zombie does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in {"Z", "X"}
-
-
 def marked(marker: str) -> list[int]:
     """The processes alive with `marker` in their command line."""
     found = []
@@ -198,23 +189,9 @@ def marked(marker: str) -> list[int]:
     return found
 
 
-def settles(done: Callable[[], bool], wait: float) -> bool:
-    """Whether `done()` holds within `wait` seconds (a kill takes a moment)."""
-    deadline = time.monotonic() + wait
-    while not done():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 def none_left(marker: str, wait: float = 5.0) -> bool:
     """Whether every marked process is gone within `wait` seconds."""
     return settles(lambda: not marked(marker), wait)
-
-
-def gone(pid: int, wait: float = 10.0) -> bool:
-    return settles(lambda: not alive(pid), wait)
 
 
 def kill_marked(marker: str) -> None:

@@ -7,7 +7,6 @@ import os
 import socket
 import sys
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from freemad.sandbox import host as sandbox_module
 from freemad.sandbox.container import ContainerSandbox
 from freemad.sandbox.host import HostSandbox, network_isolation
 from freemad.sandbox.process import ENV_ALLOWLIST
+from tests.processes import gone
 
 no_namespace = pytest.mark.skipif(
     not network_isolation(), reason="this system cannot give a process its own network namespace"
@@ -129,19 +129,6 @@ def test_a_secret_looking_passthrough_is_refused_when_the_sandbox_is_made():
         code_sandbox("host", True, ["GITHUB_TOKEN"], Container())
 
 
-def _wait_gone(pid: int) -> bool:
-    """Dead: no such process, or a zombie waiting for whoever adopted it to reap it."""
-    for _ in range(500):
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return True
-        if state in {"Z", "X"}:
-            return True
-        time.sleep(0.01)
-    return False
-
-
 @needs_proc
 @pytest.mark.parametrize("network", [False, True])
 def test_a_timed_out_stage_takes_its_background_children_with_it(tmp_path, network):
@@ -150,7 +137,7 @@ def test_a_timed_out_stage_takes_its_background_children_with_it(tmp_path, netwo
     result = code_sandbox("host", network, [], None).run(argv, tmp_path, 1.0, View())
     assert result.timed_out
     assert result.argv == argv
-    assert _wait_gone(int(result.stdout.split()[0]))
+    assert gone(int(result.stdout.split()[0]), 5.0)
 
 
 def test_a_disabled_container_means_the_host_sandbox():

@@ -23,7 +23,8 @@ from freemad.config.models import AgentConfig, Mode
 from freemad.sandbox import host, reaper
 from freemad.sandbox.reaper import Reaper
 from tests.conftest import MOCK_AGENT
-from tests.sandbox.attacks import alive, gone, kill_marked, marked, new_marker, none_left
+from tests.processes import alive, children, gone, parent
+from tests.sandbox.attacks import kill_marked, marked, new_marker, none_left
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
 
@@ -99,9 +100,9 @@ def test_kill_9_of_a_debate_takes_its_agents_their_children_and_their_daemons(
 
 
 def _parent_name(pid: int) -> str:
+    ppid = parent(pid)
     try:
-        ppid = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]
-        return Path(f"/proc/{ppid}/comm").read_text().strip()
+        return Path(f"/proc/{ppid}/comm").read_text().strip() if ppid else ""
     except OSError:
         return ""
 
@@ -146,7 +147,7 @@ def test_a_forked_child_has_a_watcher_of_its_own(marker: str) -> None:
     """The child drops its copy of the parent's pipe: the parent's death still ends the parent's
     watch, and the child's commands are the child's watcher's, killed when the child dies."""
     process, pids = standin(marker, "fork", "watched")
-    [child] = [pid for pid in _children(process.pid) if pid != pids["first_watcher"]]
+    [child] = [pid for pid in children(process.pid) if pid != pids["first_watcher"]]
     try:
         assert pids["watcher"] != pids["first_watcher"]
         process.kill()
@@ -160,19 +161,6 @@ def test_a_forked_child_has_a_watcher_of_its_own(marker: str) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(child, signal.SIGKILL)
         process.communicate()
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and (entry / "stat").read_text().rsplit(")", 1)[1].split()[
-                1
-            ] == str(pid):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
 
 
 def test_an_agent_call_announces_its_group_and_forgets_it_once_killed(

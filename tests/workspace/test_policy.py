@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from freemad.config.tasks import ToolPolicy
 from freemad.core.work_items import scopes_overlap
 from freemad.sandbox.process import OUTPUT_CAP, CommandResult, run_command
 from freemad.workspace.policy import Violation, apply_writes, check_command, check_write
+from tests.processes import gone
 
 WRITE = ToolPolicy(allow_workspace_write=True)
 RUN = ToolPolicy(allow_local_commands=True, allowed_local_commands=["echo", "sh", sys.executable])
@@ -231,23 +231,6 @@ def test_shell_metacharacters_are_plain_words(tmp_path):
 # --- run_command --------------------------------------------------------------------------------
 
 
-def _gone(pid: int) -> bool:
-    """Dead: no such process, or a zombie waiting for whoever adopted it to reap it."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return True
-    return state in {"Z", "X"}
-
-
-def _wait_gone(pid: int) -> bool:
-    for _ in range(500):
-        if _gone(pid):
-            return True
-        time.sleep(0.01)
-    return False
-
-
 def test_a_command_runs_without_a_shell_and_reports_its_exit(tmp_path):
     result = run_command(
         [sys.executable, "-c", "import os,sys; print(os.getcwd()); sys.exit(3)"], tmp_path, 30
@@ -265,14 +248,14 @@ def test_a_timeout_kills_the_whole_group_grandchild_included(tmp_path):
     assert not result.ok()
     assert "time limit" in result.stderr
     grandchild = int(result.stdout.split()[0])
-    assert _wait_gone(grandchild)
+    assert gone(grandchild, 5.0)
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
 def test_background_children_do_not_outlive_a_finished_command(tmp_path):
     result = run_command(["sh", "-c", "sleep 300 >/dev/null 2>&1 & echo $!"], tmp_path, 60)
     assert result.ok()
-    assert _wait_gone(int(result.stdout.split()[0]))
+    assert gone(int(result.stdout.split()[0]), 5.0)
 
 
 def test_the_environment_is_an_allowlist(tmp_path, monkeypatch):
