@@ -64,10 +64,12 @@ def reap(groups: set[int], mark: bytes) -> None:
         if not marked:
             return
         for pid in marked:
-            _kill(os.kill, pid)
+            # Its group first, asked while it still lives: a leader killed first may be reaped
+            # by then, and the members of its group that lack the mark would stay.
             with contextlib.suppress(OSError):
                 if os.getpgid(pid) == pid:
                     _kill(os.killpg, pid)
+            _kill(os.kill, pid)
 
 
 def carries(pid: int, mark: bytes) -> bool:
