@@ -37,7 +37,7 @@ def defang(text: str) -> str:
     return _FENCE_TAG.sub(r"&lt;\1\2", text) if "<" in text else text
 
 
-def _defanged(answer: ShownAnswer, clean: Callable[[str], str] = defang) -> ShownAnswer:
+def _defanged(answer: ShownAnswer, clean: Callable[[str], str]) -> ShownAnswer:
     solution, reasoning = clean(answer.solution), clean(answer.reasoning)
     if solution is answer.solution and reasoning is answer.reasoning:
         return answer  # the usual case: nothing to defang, nothing to copy
