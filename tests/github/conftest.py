@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,3 +15,12 @@ from freemad.store import SqliteStore
 def store(tmp_path: Path) -> Any:
     with SqliteStore(tmp_path / "github.db") as opened:
         yield opened
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[Any]:
+    """The evolve matrix's world (`tests.github.matrix_world`): origin, GitHub's stand-in, jobs."""
+    from tests.github.matrix_world import open_world
+
+    with open_world(tmp_path) as matrix:
+        yield matrix
