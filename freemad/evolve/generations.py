@@ -21,7 +21,7 @@ from freemad.config.evolve import EvolveConfig
 from freemad.core.evolve import Measurement, judge
 from freemad.core.evolve_population import Member, confirm, outcome, signature, winner
 from freemad.core.evolve_state import EvolveState
-from freemad.evolve.judging import measurement_data, run_stages
+from freemad.evolve.judging import measure_candidate, measurement_data, run_stages
 from freemad.sandbox.port import View
 from freemad.workspace.port import RunLineage
 
@@ -145,7 +145,9 @@ async def measure(
     """Candidate `k` judged against the incumbent: `candidate_measured`'s data (without the
     diff's artifact id) and its diff; nothing stored."""
     loop = asyncio.get_running_loop()
-    data, diff = await loop.run_in_executor(pool, runner.measure, state, worktree, parent)
+    data, diff = await loop.run_in_executor(
+        pool, measure_candidate, runner.evolve, runner.sandbox, state, worktree, parent
+    )
     data.pop("version", None)  # only the generation's winner becomes a version
     data.update(
         iteration=state.next_iteration,

@@ -1,4 +1,5 @@
-"""Running the judge's stages on a candidate's worktree, in the sandbox, and recording what they did."""
+"""Judging a candidate: its worktree made ready, the judge's stages run in the sandbox, what they
+did recorded, and the verdict (with its commit, when admitted)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from freemad.config.evolve import StageConfig
-from freemad.core.evolve import Measurement, StageOutcome, measure, parse_stage
+from freemad.config.evolve import EvolveConfig, StageConfig
+from freemad.core.evolve import (
+    Measurement,
+    StageOutcome,
+    failure_signature,
+    judge,
+    measure,
+    parse_stage,
+)
+from freemad.core.evolve_state import EvolveState
+from freemad.core.lineage import commit_message
 from freemad.sandbox.port import Sandbox, View
+from freemad.workspace.port import RunLineage
 
 _TAIL = 2000  # characters of a stage's output kept in the judged event
 
@@ -67,3 +78,62 @@ def measurement_data(measurement: Measurement) -> dict[str, Any]:
         "failed_stage": measurement.failed_stage,
         "reason": measurement.reason,
     }
+
+
+def measure_candidate(
+    evolve: EvolveConfig, sandbox: Sandbox, state: EvolveState, lineage: RunLineage, parent: str
+) -> tuple[dict[str, Any], str | None]:
+    """Restore what is protected, fix the tree, run the stages and decide: the judged
+    event's data, and the diff against `parent` to keep (no store writes: a generation calls
+    this from its worker threads). `sandbox` is where the stages run."""
+    judge_cfg = evolve.judge
+    protected = judge_cfg.protected_paths
+    lineage.restore_protected(protected)
+    tree = lineage.stage()
+    editable = evolve.editable_paths
+    taken_back: list[str] = []
+    if editable is not None and state.incumbent is not None:  # the seed is never confined
+        taken_back = lineage.confine(tree, parent, editable)
+        if taken_back:
+            tree = lineage.stage()
+    changed = lineage.changed_paths(tree, parent)
+    escaping = lineage.escaping_symlinks()
+    incumbent = state.incumbent
+    stages: list[dict[str, Any]] = []
+    if incumbent is not None and not changed:
+        measurement = Measurement(False, {}, None, "the candidate changes nothing")
+    elif escaping:
+        where = ", ".join(escaping[:5])
+        measurement = Measurement(False, {}, None, f"symlinks lead out of the worktree: {where}")
+    else:
+        view = View.of(
+            [lineage.worktree],
+            [lineage.worktree / path for path in protected],
+            [lineage.common],
+        )
+        measurement, stages = run_stages(judge_cfg.stages, sandbox, lineage.worktree, view)
+    best = state.best(judge_cfg.comparator)
+    previous = Measurement(True, dict(incumbent.components)) if incumbent else None
+    verdict = judge(measurement, previous, best, judge_cfg)
+    data: dict[str, Any] = {
+        "tree": tree,
+        "changed_paths": changed[:200],
+        "stages": stages,
+        "measurement": measurement_data(measurement),
+        "signature": failure_signature(measurement),
+        "verdict": {"admitted": verdict.admitted, "reason": verdict.reason},
+        "protected": lineage.protected_ids(tree, protected),
+    }
+    if taken_back:
+        data["outside_editable"] = taken_back[:200]
+    diff = lineage.diff(tree, parent) if changed and incumbent is not None else None
+    if verdict.admitted:
+        if incumbent is None:
+            data.update(commit=state.seed_commit, version=0)
+        else:
+            version = incumbent.version + 1
+            message = commit_message(
+                state.goal, state.run_id, version, state.next_iteration, measurement.components
+            )
+            data.update(commit=lineage.commit(tree, parent, message), version=version)
+    return data, diff

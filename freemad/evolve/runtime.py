@@ -27,17 +27,16 @@ from freemad.agents.port import AgentPort
 from freemad.config.evolve import EvolveConfig
 from freemad.config.load import config_digest
 from freemad.config.models import FreemadConfig
-from freemad.core.evolve import Measurement, failure_signature, judge
 from freemad.core.evolve_state import EvolveState, Next, Status, fold, next_action
-from freemad.core.lineage import DEFAULT_BRANCH_PREFIX, branch_name, commit_message
+from freemad.core.lineage import DEFAULT_BRANCH_PREFIX, branch_name
 from freemad.errors import ConfigError, UsageError
 from freemad.evolve import generations
-from freemad.evolve.judging import measurement_data, run_stages, sandbox_problem
+from freemad.evolve.judging import measure_candidate, sandbox_problem
 from freemad.evolve.protocol import Incumbent, Rejection, objective
 from freemad.evolve.variation import Context, Variation
 from freemad.logs import step_line
 from freemad.ports import Adapters, required
-from freemad.sandbox.port import Sandbox, View
+from freemad.sandbox.port import Sandbox
 from freemad.store.port import Store
 from freemad.workspace.port import (
     GitFolderCheck,
@@ -343,72 +342,12 @@ class EvolveRunner:
             )
             agent = proposal.get("agent")
             self.append(run_id, [("candidate_proposed", proposal)])
-        judged, diff = self.measure(state, lineage, parent)
+        judged, diff = measure_candidate(self.evolve, self.sandbox, state, lineage, parent)
         self.keep_diff(state.run_id, judged, diff, f"iteration-{number}.diff")
         judged.update(
             iteration=number, agent=agent, seconds=round(time.monotonic() - started_at, 3)
         )
         self.append(run_id, [("candidate_judged", judged)])
-
-    def measure(
-        self, state: EvolveState, lineage: RunLineage, parent: str
-    ) -> tuple[dict[str, Any], str | None]:
-        """Restore what is protected, fix the tree, run the stages and decide: the judged
-        event's data, and the diff against `parent` to keep (no store writes: a generation calls
-        this from its worker threads)."""
-        judge_cfg = self.evolve.judge
-        protected = judge_cfg.protected_paths
-        lineage.restore_protected(protected)
-        tree = lineage.stage()
-        editable = self.evolve.editable_paths
-        taken_back: list[str] = []
-        if editable is not None and state.incumbent is not None:  # the seed is never confined
-            taken_back = lineage.confine(tree, parent, editable)
-            if taken_back:
-                tree = lineage.stage()
-        changed = lineage.changed_paths(tree, parent)
-        escaping = lineage.escaping_symlinks()
-        incumbent = state.incumbent
-        stages: list[dict[str, Any]] = []
-        if incumbent is not None and not changed:
-            measurement = Measurement(False, {}, None, "the candidate changes nothing")
-        elif escaping:
-            where = ", ".join(escaping[:5])
-            measurement = Measurement(
-                False, {}, None, f"symlinks lead out of the worktree: {where}"
-            )
-        else:
-            view = View.of(
-                [lineage.worktree],
-                [lineage.worktree / path for path in protected],
-                [lineage.common],
-            )
-            measurement, stages = run_stages(judge_cfg.stages, self.sandbox, lineage.worktree, view)
-        best = state.best(judge_cfg.comparator)
-        previous = Measurement(True, dict(incumbent.components)) if incumbent else None
-        verdict = judge(measurement, previous, best, judge_cfg)
-        data: dict[str, Any] = {
-            "tree": tree,
-            "changed_paths": changed[:200],
-            "stages": stages,
-            "measurement": measurement_data(measurement),
-            "signature": failure_signature(measurement),
-            "verdict": {"admitted": verdict.admitted, "reason": verdict.reason},
-            "protected": lineage.protected_ids(tree, protected),
-        }
-        if taken_back:
-            data["outside_editable"] = taken_back[:200]
-        diff = lineage.diff(tree, parent) if changed and incumbent is not None else None
-        if verdict.admitted:
-            if incumbent is None:
-                data.update(commit=state.seed_commit, version=0)
-            else:
-                version = incumbent.version + 1
-                message = commit_message(
-                    state.goal, state.run_id, version, state.next_iteration, measurement.components
-                )
-                data.update(commit=lineage.commit(tree, parent, message), version=version)
-        return data, diff
 
     def keep_diff(self, run_id: str, data: dict[str, Any], diff: str | None, name: str) -> None:
         if diff is not None:
