@@ -108,11 +108,21 @@ class DeliveryLog:
         self._lock = threading.Lock()
         self._connections: list[tuple[int, sqlite3.Connection]] = []
 
-    def record(self, delivery: Delivery, *, status: str = "queued") -> bool:
+    def record(
+        self,
+        delivery: Delivery,
+        *,
+        status: str = "queued",
+        job: tuple[str, tuple[object, ...]] | None = None,
+    ) -> bool:
         """Record `delivery`; True if it is new (or its earlier submission failed), else False.
 
         A redelivery of a delivery already recorded changes nothing and returns False, and so
         does a replay: the same body under another delivery id.
+
+        `job`, a statement and its parameters (a queue whose table is in this file:
+        `queue.job_row`), runs in the same transaction when the delivery is new: the delivery
+        and its job are committed together, or neither is.
         """
         check_status(status)
         now = time.time()
@@ -143,7 +153,11 @@ class DeliveryLog:
                 if other is None:
                     raise
                 return False
-            return cursor.rowcount == 1
+            if cursor.rowcount != 1:
+                return False
+            if job is not None:
+                db.execute(*job)
+            return True
 
     def get(self, delivery_id: str) -> Delivery | None:
         row = self._one(

@@ -12,11 +12,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from freemad.bot.auth import TokenSource, forge_for, token_source_from
 from freemad.bot.job import Job
-from freemad.bot.queue import HEARTBEAT_KEY, enqueue, make_huey, register
+from freemad.bot.queue import HEARTBEAT_KEY, enqueue, job_row, make_huey, register
 from freemad.errors import FreemadError
 
 if TYPE_CHECKING:
@@ -50,6 +51,16 @@ class LocalExecutor:
 
     def submit(self, delivery: Delivery) -> None:
         enqueue(self.huey, delivery.delivery_id)
+
+    @property
+    def queue_file(self) -> Path | None:
+        """The SQLite file whose table is the queue; None when the queue is in Redis."""
+        filename = getattr(self.huey.storage, "filename", None)
+        return Path(filename) if isinstance(filename, str) else None
+
+    def job_row(self, delivery: Delivery) -> tuple[str, tuple[object, ...]]:
+        """`submit` as one SQL statement on `queue_file`, for a transaction of the caller's."""
+        return job_row(self.huey, delivery.delivery_id)
 
     def depth(self) -> int | None:
         """Jobs waiting: queued, and retries scheduled for later."""

@@ -36,8 +36,8 @@ _TASKS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 def make_huey(settings: BotSettings, *, background_checkpoint: bool = False) -> Any:
     """The queue: SQLite in the state directory, or Redis when FREEMAD_QUEUE_URL names one.
 
-    `background_checkpoint` (the web edge): an enqueue never checkpoints queue.db's write-ahead
-    log itself; a thread does it a moment later (checkpoint.py)."""
+    `background_checkpoint` (the web edge): an enqueue never checkpoints the write-ahead log
+    itself; a thread does it a moment later (checkpoint.py)."""
     from huey import RedisHuey  # type: ignore[import-untyped]
 
     if settings.queue_url is not None:
@@ -47,7 +47,9 @@ def make_huey(settings: BotSettings, *, background_checkpoint: bool = False) -> 
     from huey import Huey
     from huey.storage import SqliteStorage  # type: ignore[import-untyped]
 
-    filename = str(settings.state_dir / "queue.db")
+    # The queue's tables live in the delivery log's own file, so the web edge records a
+    # delivery and enqueues its job in one transaction (`job_row`): one commit, not two.
+    filename = str(settings.deliveries_path)
     checkpointer = Checkpointer(filename) if background_checkpoint else None
 
     class _Storage(SqliteStorage):  # type: ignore[misc]
@@ -98,6 +100,24 @@ def enqueue(huey: Any, delivery_id: str) -> None:
     if task is None:
         raise RuntimeError("register(huey, job) before enqueueing on this huey instance")
     task(delivery_id)
+
+
+def job_row(huey: Any, delivery_id: str) -> tuple[str, tuple[object, ...]]:
+    """The statement that puts a `handle_delivery(delivery_id)` message in a SQLite queue's
+    table: what `enqueue` does, for a caller that runs it inside a transaction of its own on
+    the queue's file (the web edge, recording the delivery in the same commit). The message is
+    huey's own serialisation of the task; huey's consumer takes it like any other."""
+    task = _TASKS.get(huey)
+    if task is None:
+        raise RuntimeError("register(huey, job) before enqueueing on this huey instance")
+    message = task.s(delivery_id)
+    data = huey.serialize_task(message)
+    return _INSERT_JOB, (huey.storage.name, data, message.priority or 0)
+
+
+# huey's SqliteStorage.enqueue, into its `task` table (tests/bot/test_one_commit.py runs a job
+# written this way through huey's own dequeue, so a change of huey's table shows there).
+_INSERT_JOB = "INSERT INTO task (queue, data, priority) VALUES (?, ?, ?)"
 
 
 def waiting(huey: Any) -> set[str]:

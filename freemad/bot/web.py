@@ -110,6 +110,10 @@ class _Edge:
         self.secret = settings.webhook_secret.get_secret_value().encode("utf-8")
         self.executor = executor
         self.deliveries = deliveries
+        from freemad.bot.stores import recorder_with_job
+
+        # The delivery and its job in one commit, when the queue is a table of the log's file.
+        self.job_row = recorder_with_job(executor, deliveries)
 
     def webhook(self) -> tuple[Response, int]:
         length = request.content_length
@@ -160,7 +164,10 @@ class _Edge:
     def _record_and_submit(self, delivery: Delivery, where: dict[str, str]) -> tuple[Response, int]:
         delivery_id = delivery.delivery_id
         try:
-            is_new = self.deliveries.record(delivery, status="queued")
+            if self.job_row is not None:  # the delivery and its job in one commit
+                is_new = self.job_row(delivery)
+            else:
+                is_new = self.deliveries.record(delivery, status="queued")
         except DeliveryLogUnavailable:
             log.exception("cannot record the delivery", extra={**where, "status": 503})
             return _error(503, "the delivery log is unavailable; redeliver later", delivery_id)
@@ -168,7 +175,8 @@ class _Edge:
             log.info("duplicate delivery", extra={**where, "status": "duplicate"})
             return jsonify({"duplicate": True, "delivery_id": delivery_id}), 200
         try:
-            self.executor.submit(delivery)
+            if self.job_row is None:
+                self.executor.submit(delivery)
         except Exception as exc:
             log.exception("submit failed", extra={**where, "status": "failed"})
             # Failed with no attempt: a redelivery of it will be accepted (deliveries.py).
@@ -176,7 +184,8 @@ class _Edge:
             return _error(
                 503, "could not enqueue the delivery; redeliver it from GitHub", delivery_id
             )
-        log.info("accepted", extra={**where, "status": "queued"})
+        # At DEBUG: the access line (stdout) already says so, with the delivery and its event.
+        log.debug("accepted", extra={**where, "status": "queued"})
         return jsonify({"accepted": delivery_id}), 202
 
     def healthz(self) -> tuple[Response, int]:

@@ -25,6 +25,7 @@ from freemad.bot.queue import (
     register,
 )
 from freemad.bot.settings import BotSettings
+from freemad.bot.stores import recorder_with_job
 from freemad.github.forge import Forge, RecordingForge
 from freemad.github.thread import Outcome
 from tests.github.payloads import REPO, labeled_issue
@@ -90,9 +91,10 @@ class Env:
         register(self.huey, self.job(run, backoff))
 
     def accept(self, job: Delivery) -> None:
-        """What the web edge does: record, then submit."""
-        assert self.deliveries.record(job)
-        LocalExecutor(self.huey).submit(job)
+        """What the web edge does: record the delivery and queue its job in one commit."""
+        record = recorder_with_job(LocalExecutor(self.huey), self.deliveries)
+        assert record is not None, "the queue is a table of the delivery log's file"
+        assert record(job)
 
     @staticmethod
     def wait_for(check: Callable[[], bool], timeout: float = 30.0) -> None:

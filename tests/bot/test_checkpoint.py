@@ -73,7 +73,7 @@ def test_the_web_edges_queue_leaves_checkpoints_to_its_thread(tmp_path: Path) ->
             executor.submit(delivery(f"q-{number}", "issues", {"n": number}))
         assert autocheckpoint(huey.storage.conn) == 0
         assert executor.depth() == 20
-        wait_for(lambda: fully_folded(settings.state_dir / "queue.db"))
+        wait_for(lambda: fully_folded(settings.deliveries_path))  # the queue's file
     finally:
         huey.storage.close()
 

@@ -211,7 +211,8 @@ def test_the_web_service_command_serves_the_bot_on_redis(
         assert status == 202, answer
     finally:
         assert server.stop() == 0, server.stderr.read_text()[-3000:]
-    assert not (tmp_path / "state" / "queue.db").exists()  # the queue was Redis's
+    # The queue and the delivery log were Redis's: no SQLite file of either in the state folder.
+    assert not (tmp_path / "state" / "deliveries.sqlite3").exists()
 
 
 @pytest.mark.parametrize("name", ["web", "worker", "nginx"])

@@ -435,24 +435,40 @@ def test_secrets_never_reach_logs_or_responses(
         assert secret not in settings_repr
 
 
-def test_json_log_lines_carry_the_delivery(bot: Bot) -> None:
+def logged_lines(bot: Bot, level: int) -> list[dict[str, Any]]:
+    """The edge's JSON log lines at `level` for: a failed submit, an accepted delivery, its
+    redelivery."""
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
     handler.setFormatter(JsonLogFormatter(secret_redactor(settings_for(Path("s")))))
     logger = logging.getLogger("freemad.bot.web")
-    level = logger.level
-    logger.setLevel(logging.INFO)
+    saved = logger.level
+    logger.setLevel(level)
     logger.addHandler(handler)
     try:
         bot.executor.failures = 1
         bot.post(labeled_issue(), delivery="j-1")
         bot.post({**labeled_issue(), "n": 2}, delivery="j-2")  # another body: not a replay
+        bot.post({**labeled_issue(), "n": 2}, delivery="j-2")
     finally:
         logger.removeHandler(handler)
-        logger.setLevel(level)
-    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+        logger.setLevel(saved)
+    assert not any(secret in stream.getvalue() for secret in SECRETS)
+    return [json.loads(line) for line in stream.getvalue().splitlines()]
+
+
+def test_an_accepted_delivery_is_left_to_the_access_line_at_info(bot: Bot) -> None:
+    # gunicorn's access line names the delivery, its event and the 202: one line per delivery.
+    lines = logged_lines(bot, logging.INFO)
+    assert [(line["delivery_id"], line["status"]) for line in lines] == [
+        ("j-1", "failed"),
+        ("j-2", "duplicate"),
+    ]
+
+
+def test_json_log_lines_carry_the_delivery(bot: Bot) -> None:
+    lines = logged_lines(bot, logging.DEBUG)[:-1]  # the last: the duplicate
     assert {"time", "level", "message", "delivery_id", "event", "status"} <= set(lines[-1])
     assert (lines[-1]["delivery_id"], lines[-1]["status"]) == ("j-2", "queued")
     failed = next(line for line in lines if line.get("status") == "failed")
     assert failed["level"] == "ERROR" and "ConnectionError" in failed["exception"]
-    assert not any(secret in stream.getvalue() for secret in SECRETS)

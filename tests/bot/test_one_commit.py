@@ -1,0 +1,149 @@
+"""The web edge records a delivery and queues its job in one SQLite transaction (the local
+executor's queue is a table of the delivery log's file): huey's own consumer runs a job written
+that way, a job that cannot be written takes its delivery with it, duplicates queue nothing, and
+jobs an older version left in `queue.db` are found again by the recovery sweep."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+from huey import Huey, MemoryHuey  # type: ignore[import-untyped]
+from huey.storage import SqliteStorage  # type: ignore[import-untyped]
+
+from freemad.bot.deliveries import DeliveryLog
+from freemad.bot.executors import LocalExecutor
+from freemad.bot.job import Job
+from freemad.bot.queue import QUEUE_NAME, enqueue, recover_stale, register, waiting
+from freemad.bot.stores import recorder_with_job
+from freemad.bot.web import create_app
+from tests.bot.conftest import Env, Scripted, settings_for
+from tests.github.payloads import labeled_issue
+
+
+def client_for(env: Env) -> FlaskClient:
+    return create_app(
+        env.settings, executor=LocalExecutor(env.huey), deliveries=env.deliveries
+    ).test_client()
+
+
+def post(client: FlaskClient, delivery_id: str, payload: dict[str, Any]) -> tuple[int, Any]:
+    body = json.dumps(payload).encode()
+    secret = b"hook-secret"  # conftest.settings_for's
+    headers = {
+        "Content-Type": "application/json",
+        "X-GitHub-Event": "issues",
+        "X-GitHub-Delivery": delivery_id,
+        "X-Hub-Signature-256": "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest(),
+    }
+    response = client.post("/webhook", data=body, headers=headers)
+    return response.status_code, response.get_json()
+
+
+def jobs_in(path: Path) -> int:
+    with sqlite3.connect(path) as db:
+        return int(db.execute("SELECT COUNT(*) FROM task").fetchone()[0])
+
+
+def test_a_delivery_and_its_job_are_one_commit_and_hueys_consumer_runs_it(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = Scripted()
+    env.register(run)
+    client = client_for(env)
+
+    def no_second_write(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the job went through huey's own enqueue: a second commit")
+
+    monkeypatch.setattr(env.huey.storage, "enqueue", no_second_write)
+    statements: list[str] = []
+    env.deliveries._db().set_trace_callback(statements.append)  # the test client's thread
+
+    assert post(client, "d-1", labeled_issue()) == (202, {"accepted": "d-1"})
+
+    writes = [s.split()[0].upper() for s in statements if not s.upper().startswith("SELECT")]
+    assert writes == ["BEGIN", "INSERT", "INSERT", "COMMIT"], statements
+    assert "INTO deliveries" in statements[1] and "INTO task" in statements[2]
+    assert jobs_in(env.settings.deliveries_path) == 1 and waiting(env.huey) == {"d-1"}
+
+    task = env.huey.dequeue()  # huey's own reading of the row the edge wrote
+    assert (task.name, task.args) == ("handle_delivery", ("d-1",))
+    env.huey.execute(task)
+    assert run.calls == ["d-1"] and env.deliveries.status("d-1") == "done"
+
+
+def test_a_job_that_cannot_be_written_takes_its_delivery_with_it(env: Env) -> None:
+    env.register(Scripted())
+    client = client_for(env)
+    path = env.settings.deliveries_path
+    env.huey.storage.sql("SELECT 1")  # huey has made its tables in the log's file by now
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON task BEGIN SELECT RAISE(ABORT, 'full'); END"
+        )
+
+    status, answer = post(client, "d-2", labeled_issue())
+
+    assert status == 503 and "delivery log is unavailable" in answer["error"]
+    assert env.deliveries.status("d-2") is None  # rolled back with its job: nothing half-kept
+    assert jobs_in(path) == 0
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TRIGGER refuse")
+    assert post(client, "d-2", labeled_issue()) == (202, {"accepted": "d-2"})  # GitHub's retry
+    assert jobs_in(path) == 1
+
+
+def test_a_redelivery_or_a_replay_queues_no_second_job(env: Env) -> None:
+    env.register(Scripted())
+    client = client_for(env)
+    assert post(client, "d-3", labeled_issue())[0] == 202
+    assert post(client, "d-3", labeled_issue()) == (200, {"duplicate": True, "delivery_id": "d-3"})
+    assert post(client, "d-4", labeled_issue())[0] == 200  # the same body: a replay
+    assert jobs_in(env.settings.deliveries_path) == 1
+    assert env.deliveries.status("d-4") is None
+
+
+def test_only_a_queue_in_the_logs_own_file_shares_its_transaction(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path)
+    settings.state_dir.mkdir()
+    log = DeliveryLog(settings.deliveries_path)
+    elsewhere = Huey(QUEUE_NAME, storage_class=SqliteStorage, filename=str(tmp_path / "q.db"))
+    in_memory = MemoryHuey(QUEUE_NAME)
+    for huey in (elsewhere, in_memory):
+        register(huey, Job(settings, deliveries=log))
+        assert recorder_with_job(LocalExecutor(huey), log) is None
+    same = Huey(QUEUE_NAME, storage_class=SqliteStorage, filename=str(settings.deliveries_path))
+    register(same, Job(settings, deliveries=log))
+    assert recorder_with_job(LocalExecutor(same), log) is not None
+    assert recorder_with_job(object(), log) is None  # type: ignore[arg-type]  # not an executor
+    log.close()
+
+
+def test_jobs_left_in_an_older_queue_db_are_queued_again_by_the_sweep(env: Env) -> None:
+    # An older version kept the queue in queue.db: a delivery recorded and enqueued there...
+    old = Huey(
+        QUEUE_NAME,
+        storage_class=SqliteStorage,
+        filename=str(env.settings.state_dir / "queue.db"),
+        results=False,
+    )
+    register(old, Job(env.settings, deliveries=env.deliveries))
+    payload = labeled_issue()
+    from tests.bot.conftest import delivery
+
+    assert env.deliveries.record(delivery("before-upgrade", "issues", payload))
+    enqueue(old, "before-upgrade")
+    env.register(Scripted())
+    # ...is unknown to the queue now, and the sweep queues it again once a minute has passed.
+    assert waiting(env.huey) == set()
+    later = time.time() + 120
+    found = recover_stale(env.deliveries, env.huey, 60, claims=env.claims, now=later)
+    assert found == ["before-upgrade"] and waiting(env.huey) == {"before-upgrade"}
+    old.storage.close()
