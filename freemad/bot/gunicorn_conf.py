@@ -38,7 +38,7 @@ _APP_MODULES = (
 
 def _workers() -> int:
     """FREEMAD_WORKERS, or CPUs + 1 capped at 8. Acknowledging is CPU-bound (a signature, a
-    JSON parse, two SQLite commits, ~1 ms with gunicorn's share) and each worker runs 4 threads:
+    JSON parse, one SQLite commit, ~1 ms with gunicorn's share) and each worker runs 4 threads:
     more processes than cores only add contention (docs/benchmarks.md)."""
     value = _os.environ.get("FREEMAD_WORKERS", "").strip()
     if value:
