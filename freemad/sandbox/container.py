@@ -189,14 +189,22 @@ class ContainerSandbox:
                 invocation += ["-e", variable]  # the value comes from the CLI's own environment
         assert self.image is not None  # problem() refuses a container without one
         invocation.append(self.image)
-        result = run_command(
-            argv, worktree, timeout, env_passthrough=self._cli_env(), prefix=invocation
-        )
+        # Killing the CLI leaves the container running: a stage that timed out, or whose run
+        # was interrupted (Ctrl-C, an error above us), is stopped by name.
+        try:
+            result = run_command(
+                argv, worktree, timeout, env_passthrough=self._cli_env(), prefix=invocation
+            )
+        except BaseException:
+            self._kill(name, worktree)
+            raise
         if result.timed_out:
-            # Killing the CLI leaves the container running; stop it by name.
-            kill = [self._program, "kill", name]
-            run_command(kill, worktree, _KILL_TIMEOUT, env_passthrough=self._cli_env())
+            self._kill(name, worktree)
         return result
+
+    def _kill(self, name: str, cwd: Path) -> None:
+        kill = [self._program, "kill", name]
+        run_command(kill, cwd, _KILL_TIMEOUT, env_passthrough=self._cli_env())
 
     def _hardening(self) -> list[str]:
         """No capabilities, no new privileges (setuid programs gain nothing), a read-only root

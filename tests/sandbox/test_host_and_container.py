@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import sys
 import threading
@@ -252,6 +253,27 @@ def test_a_timed_out_container_is_killed_by_name(tmp_path, monkeypatch):
     assert result.timed_out
     _info, run, kill = _calls(log)
     assert kill["argv"] == ["kill", run["argv"][3]]
+
+
+def test_an_interrupted_container_stage_is_killed_by_name(tmp_path, monkeypatch):
+    # Ctrl-C (or any error above the sandbox) while a stage runs: the CLI's process group is
+    # killed on the way out, which leaves the container running; it is stopped by name too.
+    log = _fake_docker(tmp_path, monkeypatch)
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    saved = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            code_sandbox("host", False, [], Container()).run(["sleep", "60"], tmp_path, 60, View())
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, saved)
+    _info, run, kill = _calls(log)
+    assert kill["argv"] == ["kill", run["argv"][3]]
+    assert run["argv"][3].startswith("freemad-judge-")
 
 
 def test_an_unreachable_runtime_fails_closed(tmp_path, monkeypatch):
