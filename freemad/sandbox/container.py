@@ -6,15 +6,19 @@ are not run in the container (their login lives on the host)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import secrets
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from freemad.config import mounts
+from freemad.sandbox.container_sentinel import KILL_TIMEOUT
 from freemad.sandbox.host import guard, passthrough_line
 from freemad.sandbox.port import (
     AGENT_HOMES,
@@ -25,7 +29,7 @@ from freemad.sandbox.port import (
     MountSpec,
     View,
 )
-from freemad.sandbox.process import CommandResult, run_command
+from freemad.sandbox.process import CommandResult, command_env, run_command
 
 # What the container runtime's own CLI needs to reach its daemon; never passed into the container.
 RUNTIME_ENV = (
@@ -36,7 +40,7 @@ RUNTIME_ENV = (
     "CONTAINER_HOST",
 )
 _PROBE_TIMEOUT = 10.0
-_KILL_TIMEOUT = 15.0
+_SENTINEL = Path(__file__).with_name("container_sentinel.py")
 _SETTINGS = "judge.container"
 
 
@@ -190,21 +194,18 @@ class ContainerSandbox:
         assert self.image is not None  # problem() refuses a container without one
         invocation.append(self.image)
         # Killing the CLI leaves the container running: a stage that timed out, or whose run
-        # was interrupted (Ctrl-C, an error above us), is stopped by name.
+        # was interrupted (Ctrl-C, an error above us, FREE-MAD killed outright), is stopped by
+        # name by its sentinel, which outlives us.
+        sentinel = _Sentinel(self._program, name, command_env(self._cli_env()))
         try:
             result = run_command(
                 argv, worktree, timeout, env_passthrough=self._cli_env(), prefix=invocation
             )
         except BaseException:
-            self._kill(name, worktree)
+            sentinel.end(stop=True)
             raise
-        if result.timed_out:
-            self._kill(name, worktree)
+        sentinel.end(stop=result.timed_out)
         return result
-
-    def _kill(self, name: str, cwd: Path) -> None:
-        kill = [self._program, "kill", name]
-        run_command(kill, cwd, _KILL_TIMEOUT, env_passthrough=self._cli_env())
 
     def _hardening(self) -> list[str]:
         """No capabilities, no new privileges (setuid programs gain nothing), a read-only root
@@ -246,3 +247,40 @@ class ContainerSandbox:
             ),
         ]
         return [*lines, f"unusable: {problem}"] if problem else lines
+
+
+class _Sentinel:
+    """`container_sentinel.py` for one stage: it kills the container unless told the stage ended.
+
+    Started before the stage, in a session of its own and without the reaper's mark, so that
+    neither Ctrl-C nor the reaper (when FREE-MAD dies) takes it down with the stage."""
+
+    def __init__(self, program: str, name: str, env: dict[str, str]) -> None:
+        read, self._write = os.pipe()
+        try:
+            self._process: subprocess.Popen[bytes] | None = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(_SENTINEL), program, name],
+                stdin=read,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd="/",
+                env=env,
+                start_new_session=True,
+            )
+        except OSError:
+            self._process = None  # the stage still runs; only the kill -9 case is uncovered
+        finally:
+            os.close(read)
+
+    def end(self, *, stop: bool) -> None:
+        """The stage is over: let the container be (`stop` False) or have it killed, and wait
+        for the sentinel: its exit (about 8 ms once told `done`), or the kill (up to its
+        timeout), so the next stage never overlaps it."""
+        with contextlib.suppress(OSError):
+            if not stop:
+                os.write(self._write, b"done\n")
+        with contextlib.suppress(OSError):
+            os.close(self._write)
+        if self._process is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=KILL_TIMEOUT + 5)

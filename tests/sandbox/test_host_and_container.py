@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 import threading
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from freemad.sandbox import host as sandbox_module
 from freemad.sandbox.container import ContainerSandbox
 from freemad.sandbox.host import HostSandbox, network_isolation
 from freemad.sandbox.process import ENV_ALLOWLIST
-from tests.processes import gone
+from tests.processes import gone, settles
 
 no_namespace = pytest.mark.skipif(
     not network_isolation(), reason="this system cannot give a process its own network namespace"
@@ -274,6 +275,55 @@ def test_an_interrupted_container_stage_is_killed_by_name(tmp_path, monkeypatch)
     _info, run, kill = _calls(log)
     assert kill["argv"] == ["kill", run["argv"][3]]
     assert run["argv"][3].startswith("freemad-judge-")
+
+
+# FREE-MAD running one container stage, to be killed outright while the stage runs.
+STAGE_RUNNER = """
+import sys
+from pathlib import Path
+from freemad.sandbox import View, code_sandbox
+from tests.sandbox.test_host_and_container import Container
+code_sandbox("host", False, [], Container()).run(["sleep", "60"], Path(sys.argv[1]), 120, View())
+"""
+
+
+def test_freemad_killed_outright_leaves_no_container_running(tmp_path, monkeypatch):
+    # kill -9 runs no `finally`: the reaper kills the CLI, and the stage's sentinel, which
+    # neither the reaper nor the signal reaches, stops the container the daemon still runs.
+    log = _fake_docker(tmp_path, monkeypatch)
+    root = Path(__file__).resolve().parents[2]
+    runner = subprocess.Popen([sys.executable, "-c", STAGE_RUNNER, str(tmp_path)], cwd=root)
+    try:
+        assert settles(lambda: [c["argv"][0] for c in _calls(log)] == ["info", "run"], 30)
+        runner.kill()
+        runner.wait()
+        assert settles(lambda: len(_calls(log)) == 3, 30)
+    finally:
+        runner.kill()
+        runner.wait()
+    _info, run, kill = _calls(log)
+    assert kill["argv"] == ["kill", run["argv"][3]]
+    assert kill["env"].get("PATH") == os.environ["PATH"]  # the CLI's own environment
+
+
+def test_a_stage_that_ends_leaves_its_sentinel_nothing_to_stop(tmp_path, monkeypatch):
+    log = _fake_docker(tmp_path, monkeypatch)
+    box = code_sandbox("host", False, [], Container())
+    assert box.run(["true"], tmp_path, 60, View()).ok()
+    assert [call["argv"][0] for call in _calls(log)] == ["info", "run"]  # no kill
+
+
+def test_the_sentinel_refuses_what_is_not_a_stage_container():
+    from freemad.sandbox import container_sentinel
+
+    for argv in (
+        ["s", "rm", "freemad-judge-0123456789ab"],
+        ["s", "/usr/bin/rm", "freemad-judge-0123456789ab"],
+        ["s", "docker", "freemad-judge-0123456789ab; rm -rf ~"],
+        ["s", "docker", "other-container"],
+        ["s", "docker"],
+    ):
+        assert container_sentinel.main(argv) == 2
 
 
 def test_an_unreachable_runtime_fails_closed(tmp_path, monkeypatch):
