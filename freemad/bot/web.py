@@ -113,7 +113,7 @@ class _Edge:
         from freemad.bot.stores import recorder_with_job
 
         # The delivery and its job in one commit, when the queue is a table of the log's file.
-        self.job_row = recorder_with_job(executor, deliveries)
+        self.record_with_job = recorder_with_job(executor, deliveries)
 
     def webhook(self) -> tuple[Response, int]:
         length = request.content_length
@@ -163,9 +163,10 @@ class _Edge:
 
     def _record_and_submit(self, delivery: Delivery, where: dict[str, str]) -> tuple[Response, int]:
         delivery_id = delivery.delivery_id
+        together = self.record_with_job
         try:
-            if self.job_row is not None:  # the delivery and its job in one commit
-                is_new = self.job_row(delivery)
+            if together is not None:
+                is_new = together(delivery)
             else:
                 is_new = self.deliveries.record(delivery, status="queued")
         except DeliveryLogUnavailable:
@@ -174,16 +175,16 @@ class _Edge:
         if not is_new:
             log.info("duplicate delivery", extra={**where, "status": "duplicate"})
             return jsonify({"duplicate": True, "delivery_id": delivery_id}), 200
-        try:
-            if self.job_row is None:
+        if together is None:
+            try:
                 self.executor.submit(delivery)
-        except Exception as exc:
-            log.exception("submit failed", extra={**where, "status": "failed"})
-            # Failed with no attempt: a redelivery of it will be accepted (deliveries.py).
-            self.deliveries.mark(delivery_id, "failed", f"submit failed: {type(exc).__name__}")
-            return _error(
-                503, "could not enqueue the delivery; redeliver it from GitHub", delivery_id
-            )
+            except Exception as exc:
+                log.exception("submit failed", extra={**where, "status": "failed"})
+                # Failed with no attempt: a redelivery of it will be accepted (deliveries.py).
+                self.deliveries.mark(delivery_id, "failed", f"submit failed: {type(exc).__name__}")
+                return _error(
+                    503, "could not enqueue the delivery; redeliver it from GitHub", delivery_id
+                )
         # At DEBUG: the access line (stdout) already says so, with the delivery and its event.
         log.debug("accepted", extra={**where, "status": "queued"})
         return jsonify({"accepted": delivery_id}), 202

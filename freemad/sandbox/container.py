@@ -256,6 +256,8 @@ class _Sentinel:
     neither Ctrl-C nor the reaper (when FREE-MAD dies) takes it down with the stage."""
 
     def __init__(self, program: str, name: str, env: dict[str, str]) -> None:
+        self._kill = [program, "kill", name]
+        self._env = env
         read, self._write = os.pipe()
         try:
             self._process: subprocess.Popen[bytes] | None = subprocess.Popen(
@@ -268,7 +270,9 @@ class _Sentinel:
                 start_new_session=True,
             )
         except OSError:
-            self._process = None  # the stage still runs; only the kill -9 case is uncovered
+            self._process = (
+                None  # `end` kills the container itself; FREE-MAD's death goes uncovered
+            )
         finally:
             os.close(read)
 
@@ -281,6 +285,9 @@ class _Sentinel:
                 os.write(self._write, b"done\n")
         with contextlib.suppress(OSError):
             os.close(self._write)
+        killed = False
         if self._process is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
-                self._process.wait(timeout=KILL_TIMEOUT + 5)
+                killed = self._process.wait(timeout=KILL_TIMEOUT + 5) == 0
+        if stop and not killed:  # no sentinel, one that died early, or whose kill failed
+            run_command(self._kill, Path("/"), KILL_TIMEOUT, env=self._env)

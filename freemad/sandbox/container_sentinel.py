@@ -34,7 +34,7 @@ def main(argv: list[str]) -> int:
     if said.strip() == b"done":
         return 0
     try:
-        subprocess.run(
+        done = subprocess.run(
             [argv[1], "kill", argv[2]],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -44,7 +44,7 @@ def main(argv: list[str]) -> int:
         )
     except (OSError, subprocess.TimeoutExpired):
         return 1
-    return 0
+    return 0 if done.returncode == 0 else 1
 
 
 if __name__ == "__main__":

@@ -313,6 +313,31 @@ def test_a_stage_that_ends_leaves_its_sentinel_nothing_to_stop(tmp_path, monkeyp
     assert [call["argv"][0] for call in _calls(log)] == ["info", "run"]  # no kill
 
 
+@pytest.mark.parametrize("sentinel", ["missing", "killed"])
+def test_a_timed_out_stage_without_its_sentinel_is_still_killed(tmp_path, monkeypatch, sentinel):
+    # A sentinel that cannot start, or that something killed (a hostile process of this user):
+    # FREE-MAD, still alive, kills the container itself.
+    from freemad.sandbox import container
+
+    log = _fake_docker(tmp_path, monkeypatch)
+    if sentinel == "missing":
+        monkeypatch.setattr(container, "_SENTINEL", tmp_path / "no-such-sentinel.py")
+    else:
+        started = container._Sentinel.__init__
+
+        def start_then_kill(self, *args):
+            started(self, *args)
+            self._process.kill()
+
+        monkeypatch.setattr(container._Sentinel, "__init__", start_then_kill)
+    result = code_sandbox("host", False, [], Container()).run(
+        ["sleep", "60"], tmp_path, 1.0, View()
+    )
+    assert result.timed_out
+    _info, run, kill = _calls(log)
+    assert kill["argv"] == ["kill", run["argv"][3]]
+
+
 def test_the_sentinel_refuses_what_is_not_a_stage_container():
     from freemad.sandbox import container_sentinel
 
