@@ -96,10 +96,7 @@ def register(huey: Any, job: Job) -> Any:
 
 def enqueue(huey: Any, delivery_id: str) -> None:
     """Put one `handle_delivery(delivery_id)` message on the queue (`register` first)."""
-    task = _TASKS.get(huey)
-    if task is None:
-        raise RuntimeError("register(huey, job) before enqueueing on this huey instance")
-    task(delivery_id)
+    _task(huey)(delivery_id)
 
 
 def job_row(huey: Any, delivery_id: str) -> tuple[str, tuple[object, ...]]:
@@ -107,12 +104,17 @@ def job_row(huey: Any, delivery_id: str) -> tuple[str, tuple[object, ...]]:
     table: what `enqueue` does, for a caller that runs it inside a transaction of its own on
     the queue's file (the web edge, recording the delivery in the same commit). The message is
     huey's own serialisation of the task; huey's consumer takes it like any other."""
+    message = _task(huey).s(delivery_id)
+    data = huey.serialize_task(message)
+    return _INSERT_JOB, (huey.storage.name, data, message.priority or 0)
+
+
+def _task(huey: Any) -> Any:
+    """The `handle_delivery` task `register` put on `huey`."""
     task = _TASKS.get(huey)
     if task is None:
         raise RuntimeError("register(huey, job) before enqueueing on this huey instance")
-    message = task.s(delivery_id)
-    data = huey.serialize_task(message)
-    return _INSERT_JOB, (huey.storage.name, data, message.priority or 0)
+    return task
 
 
 # huey's SqliteStorage.enqueue, into its `task` table (tests/bot/test_one_commit.py runs a job

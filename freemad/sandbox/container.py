@@ -196,11 +196,11 @@ class ContainerSandbox:
         # Killing the CLI leaves the container running: a stage that timed out, or whose run
         # was interrupted (Ctrl-C, an error above us, FREE-MAD killed outright), is stopped by
         # name by its sentinel, which outlives us.
-        sentinel = _Sentinel(self._program, name, command_env(self._cli_env()))
+        # One environment for the CLI and the sentinel: its kill reaches the same daemon.
+        cli_env = command_env(self._cli_env())
+        sentinel = _Sentinel(self._program, name, cli_env)
         try:
-            result = run_command(
-                argv, worktree, timeout, env_passthrough=self._cli_env(), prefix=invocation
-            )
+            result = run_command(argv, worktree, timeout, env=cli_env, prefix=invocation)
         except BaseException:
             sentinel.end(stop=True)
             raise
