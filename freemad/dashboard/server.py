@@ -263,6 +263,9 @@ class _Dashboard:
             for run in self.runs():
                 if run.run_id == run_id:
                     return run
+        failed = self.starter.failures.reason(run_id) if self.starter is not None else None
+        if failed is not None:  # started here and gone with nothing kept: say why
+            raise Problem(404, f"run {run_id} failed and kept nothing: {failed}")
         raise Problem(404, f"no run {run_id}")
 
     def load(self, run: Run) -> RunData:

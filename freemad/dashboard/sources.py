@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from freemad.dashboard.agents import run_record
+from freemad.dashboard.failed_starts import FailedStarts
 from freemad.dashboard.records import (
     Artifact,
     Change,
@@ -178,7 +179,8 @@ class TranscriptDir:
     def changes(self, since: float) -> list[Change]:
         """A transcript written (or copied in) since `since`, by its file's modification time:
         the same for every process that reads the folder; and a debate in flight whose journal
-        grew since then (or whose process is found gone)."""
+        grew since then (or whose process is found gone); and a debate started from the
+        dashboard that failed, keeping nothing (`failed_starts`)."""
         out = []
         for run in self.runs():
             if run.fingerprint.startswith("live:") and run.updated >= since:
@@ -188,6 +190,8 @@ class TranscriptDir:
             written = int(key.split(":", 1)[0]) / 1e9
             if cached is not None and written >= since:
                 out.append(Change(written, "debate", cached.run_id, 0, "debate_finished"))
+        for written, run_id in FailedStarts(self.path).since(since):
+            out.append(Change(written, "debate", run_id, 0, "debate_failed"))
         return out
 
 

@@ -31,7 +31,9 @@ from flask import Response, jsonify, request
 
 from freemad.dashboard.answers import Problem, Warn, json_error, reason
 from freemad.dashboard.configs import ServerConfigs
+from freemad.dashboard.failed_starts import FailedStarts
 from freemad.errors import FreemadError
+from freemad.redact import Redactor
 from freemad.sandbox.process import freemad_secret
 
 if TYPE_CHECKING:
@@ -90,6 +92,11 @@ class Starter:
         self.warn = warn
         self.slots = threading.BoundedSemaphore(MAX_RUNNING)
         self._threads: set[threading.Thread] = set()
+        # Why a run failed, for its page (`failed_starts`): the server's log alone reaches no one
+        # in the browser that started it.
+        self.failures = FailedStarts(self.folder)
+        patterns = (p for c in self.loaded.values() for p in c.security.redact_patterns)
+        self.redactor = Redactor(dict.fromkeys(patterns))
 
     def csrf(self) -> Response:
         value = request.cookies.get(CSRF_COOKIE, "")
@@ -173,15 +180,30 @@ class Starter:
                 timeout=DEBATE_TIMEOUT,
                 check=False,
             )
+        except subprocess.TimeoutExpired:
+            self._failed(
+                run_id,
+                what,
+                f"stopped after {DEBATE_TIMEOUT:.0f} s, the longest a run started here may take",
+            )
         except (OSError, subprocess.SubprocessError) as exc:
-            self.warn(f"{what} {run_id} failed: {type(exc).__name__}: {reason(exc)}")
+            self._failed(run_id, what, f"{type(exc).__name__}: {reason(exc)}")
         else:
             if done.returncode != 0:
                 lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
-                self.warn(f"{what} {run_id} failed: {lines[-1]}")
+                self._failed(run_id, what, lines[-1])
         finally:
             self._threads.discard(threading.current_thread())
             self.slots.release()
+
+    def _failed(self, run_id: str, what: str, line: str) -> None:
+        """Say why `run_id` failed in the server's log and keep it for the run's page."""
+        line = self.redactor.text(line)
+        self.warn(f"{what} {run_id} failed: {line}")
+        try:
+            self.failures.record(run_id, what, line)
+        except OSError as exc:
+            self.warn(f"cannot keep why {what} {run_id} failed: {reason(exc)}")
 
     def wait(self, timeout: float) -> bool:
         """Wait for the debates this process started; False if one still runs after `timeout`."""

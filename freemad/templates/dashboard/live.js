@@ -8,7 +8,17 @@
   function refresh() {
     timer = null;
     fetch(window.location.href, {headers: {"Accept": "text/html"}, cache: "no-store"})
-      .then(function (r) { return r.ok ? r.text() : null; })
+      .then(function (r) {
+        if (r.ok) return r.text();
+        // A run that failed is gone (404); the server's page says why, in its first paragraph.
+        if (r.status === 404 && runId) {
+          r.text().then(function (html) {
+            var why = new DOMParser().parseFromString(html, "text/html").querySelector("p");
+            say("Stopped: " + (why ? why.textContent : "this run is gone"));
+          });
+        }
+        return null;
+      })
       .then(function (html) {
         if (!html) return;
         var fresh = new DOMParser().parseFromString(html, "text/html").querySelector("main");
