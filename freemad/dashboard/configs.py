@@ -6,10 +6,10 @@ read-only, its secrets hidden, at `/config.html` and `/api/config`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from flask import Flask, Response, jsonify
 
@@ -18,7 +18,10 @@ from freemad.dashboard.answers import Problem, html
 from freemad.dashboard.records import unique_name
 
 if TYPE_CHECKING:
+    from freemad.config.discover import LoadedConfig
     from freemad.config.models import FreemadConfig
+
+_T = TypeVar("_T")
 
 BUILT_IN = "built-in"  # the name of the built-in mock agents' config (no file given)
 BUILT_IN_SOURCE = "the built-in mock agents"
@@ -30,6 +33,67 @@ REDACTED = "[redacted]"
 class NamedConfig:
     name: str  # what the browser sends
     path: str | None  # absolute (or builtin:NAME); None: the built-in mock agents
+
+
+# The server's configs as this process first read them, by (how, path). gunicorn's master reads
+# them before its workers fork (`read_at_start`), so a worker that boots later (one that crashed
+# or hit its timeout, one TTIN adds) starts with the configs the server started with, even if a
+# file was edited into an invalid one since: that would stop its boot, and gunicorn's master
+# stops the whole server when a worker cannot boot. A HUP reads them again (`read_again`).
+_READ: dict[tuple[str, str | None], Any] = {}
+
+
+def _once(how: str, path: str | None, read: Callable[[str | None], _T]) -> _T:
+    key = (how, config_path(path))
+    if key not in _READ:
+        _READ[key] = read(key[1])
+    value: _T = _READ[key]
+    return value
+
+
+def config_as_written(path: str | None) -> FreemadConfig:
+    """The config at `path` (None: the built-in mock agents) as a debate reads it, its relative
+    paths as written; read once per process."""
+    return _once("written", path, _read_as_written)
+
+
+def config_resolved(path: str) -> LoadedConfig:
+    """The config at `path` as the CLI finds it, its relative paths taken from its folder; read
+    once per process."""
+    from freemad.config.discover import load
+
+    return _once("resolved", path, load)
+
+
+def _read_as_written(path: str | None) -> FreemadConfig:
+    from freemad.config import default_config, load_config
+
+    return load_config(path) if path else default_config()
+
+
+def read_at_start(paths: Sequence[str | None]) -> None:
+    """Read each of the server's configs (`paths`) as the app will ask for it. Raises the first
+    config's error (FreemadError), keeping what was read before."""
+    for path in paths or (None,):
+        config_as_written(path)
+        if path is not None:
+            config_resolved(path)
+
+
+def read_again(paths: Sequence[str | None]) -> str | None:
+    """Read the server's configs afresh; if one cannot be read, keep those read before and
+    return why (one line), else None."""
+    from freemad.errors import FreemadError
+
+    before = dict(_READ)
+    _READ.clear()
+    try:
+        read_at_start(paths)
+    except FreemadError as exc:
+        _READ.clear()
+        _READ.update(before)
+        return exc.one_line()
+    return None
 
 
 def config_path(given: str | None) -> str | None:

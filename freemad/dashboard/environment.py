@@ -14,7 +14,7 @@ from flask import Flask
 
 from freemad.dashboard.capacity import STREAMS_DIR, Caps, number, setting
 from freemad.dashboard.evals import eval_folders
-from freemad.dashboard.handover import TOKEN
+from freemad.dashboard.handover import ALLOW_START, TOKEN
 from freemad.dashboard.server import MAX_PROXIES, create_app, stderr_warn
 from freemad.dashboard.sources import build_sources
 from freemad.errors import UsageError
@@ -54,9 +54,9 @@ def app_from_env(environ: Mapping[str, str] | None = None) -> Flask:
         commit_url=env.get("FREEMAD_DASHBOARD_COMMIT_URL") or None,
         poll_interval=_seconds(env, "FREEMAD_DASHBOARD_POLL_INTERVAL", 0.5),
         heartbeat=_seconds(env, "FREEMAD_DASHBOARD_HEARTBEAT", 15.0),
-        allow_start=env.get("FREEMAD_DASHBOARD_ALLOW_START", "").strip() == "1",
+        allow_start=env.get(ALLOW_START, "").strip() == "1",
         start_token=token or None,
-        config_paths=_config_paths(env),
+        config_paths=config_paths(env),
         warn=warn,
         caps=Caps.from_env(env),
         streams_dir=Path(env[STREAMS_DIR]) if env.get(STREAMS_DIR) else None,
@@ -79,7 +79,7 @@ def _paths(env: Mapping[str, str], name: str, what: str = "paths") -> list[str]:
     return paths
 
 
-def _config_paths(env: Mapping[str, str]) -> list[str]:
+def config_paths(env: Mapping[str, str]) -> list[str]:
     """The configs runs start with: FREEMAD_DASHBOARD_CONFIGS (a JSON list of paths, the first
     the default), else FREEMAD_CONFIG (one)."""
     if not env.get(CONFIGS, "").strip():

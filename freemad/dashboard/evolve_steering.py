@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from flask import Flask, Response, jsonify
 
 from freemad.dashboard.answers import Problem
+from freemad.dashboard.configs import config_resolved
 from freemad.dashboard.sources import RUN_ID, Source
 from freemad.dashboard.starter import Starter
 from freemad.errors import ConfigError, FreemadError
@@ -42,11 +43,9 @@ ENDED_FOR_GOOD = ("target", "declined", "tampered", "baseline_failed")
 
 def evolve_store_of(config_path: str | None) -> Path | None:
     """Where the config keeps its evolve runs (absolute); None without an evolve section."""
-    from freemad.config.discover import load
-
     if config_path is None:  # the built-in mock agents have no evolve section
         return None
-    loaded = load(config_path)
+    loaded = config_resolved(config_path)
     evolve = loaded.config.evolve
     if evolve is None:
         return None

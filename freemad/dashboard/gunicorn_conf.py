@@ -15,7 +15,7 @@ from __future__ import annotations
 import os as _os
 
 from freemad.dashboard import capacity as _capacity
-from freemad.dashboard.handover import on_exit, on_starting, post_fork, pre_exec
+from freemad.dashboard.handover import on_exit, on_reload, on_starting, post_fork, pre_exec
 from freemad.gunicorn_common import heartbeat_dir as _heartbeat_dir
 from freemad.gunicorn_common import log_level as _log_level
 
@@ -51,6 +51,7 @@ __all__ = [
     "keepalive",
     "loglevel",
     "on_exit",
+    "on_reload",
     "on_starting",
     "post_fork",
     "pre_exec",

@@ -16,6 +16,7 @@ The master also makes the folder the workers count open streams in
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
@@ -29,6 +30,7 @@ from freemad.gunicorn_common import heartbeat_dir, run_as_module_again
 
 TOKEN = "FREEMAD_DASHBOARD_TOKEN"  # noqa: S105  # the names of variables
 TOKEN_FD = "FREEMAD_DASHBOARD_TOKEN_FD"  # noqa: S105
+ALLOW_START = "FREEMAD_DASHBOARD_ALLOW_START"
 MAX_TOKEN = 4096  # bytes: far more than a token needs, far less than a pipe holds unread
 
 _held: dict[str, str] = {}  # the master's: the token, the streams' folder
@@ -86,6 +88,40 @@ def on_starting(server: Any) -> None:
     os.environ[STREAMS_DIR] = folder
     os.environ[WORKERS] = str(server.cfg.workers)
     os.environ[THREADS] = str(server.cfg.threads)
+    # The configs runs start with, read here once: every worker forks with them (`configs`).
+    paths = _start_configs(os.environ)
+    if paths is not None:
+        from freemad.dashboard.configs import read_at_start
+        from freemad.errors import FreemadError
+
+        # One that cannot be read: each worker reads it, and fails to boot saying why.
+        with contextlib.suppress(FreemadError):
+            read_at_start(paths)
+
+
+def on_reload(server: Any) -> None:
+    """HUP, in the master: read the configs again for the workers it starts next; one that
+    cannot be read now keeps them all as they were, with one line in the log."""
+    paths = _start_configs(os.environ)
+    if paths is None:
+        return
+    from freemad.dashboard.configs import read_again
+
+    failed = read_again(paths)
+    if failed is not None:
+        server.log.warning("kept the configs read before: %s", failed)
+
+
+def _start_configs(environ: MutableMapping[str, str]) -> list[str | None] | None:
+    """The configs runs may start with, when they may (--allow-start); else None."""
+    if environ.get(ALLOW_START, "").strip() != "1":
+        return None
+    from freemad.dashboard.environment import config_paths
+
+    try:
+        return list(config_paths(environ))
+    except UsageError:
+        return None  # the workers say what is wrong with the variable
 
 
 def post_fork(server: Any, worker: Any) -> None:

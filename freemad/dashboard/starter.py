@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from flask import Response, jsonify, request
 
 from freemad.dashboard.answers import Problem, Warn, json_error, reason
-from freemad.dashboard.configs import ServerConfigs
+from freemad.dashboard.configs import ServerConfigs, config_as_written
 from freemad.dashboard.failed_starts import FailedStarts
 from freemad.errors import FreemadError
 from freemad.redact import Redactor
@@ -58,9 +58,9 @@ def debate_environment(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def start_config(config_path: str | None, folder: Path) -> FreemadConfig:
-    from freemad.config import default_config, load_config
-
-    config = load_config(config_path) if config_path else default_config()
+    """The config a debate starts with: read once per process (`config_as_written`: in the
+    server, as its master read it; in a debate's own process, afresh)."""
+    config = config_as_written(config_path)
     # Where the transcript goes is the server's choice: where this dashboard reads them from.
     output = config.output.model_copy(
         update={"transcript_dir": str(folder.absolute()), "save_transcript": True, "format": "json"}

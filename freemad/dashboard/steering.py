@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from flask import Flask, Response, jsonify, request
 
 from freemad.dashboard.answers import Problem
-from freemad.dashboard.configs import ConfigPages
+from freemad.dashboard.configs import ConfigPages, config_resolved
 from freemad.dashboard.evolve_steering import EvolveSteering
 from freemad.dashboard.records import Run
 from freemad.dashboard.sources import RUN_ID, Source
@@ -50,9 +50,8 @@ def server_config(config_path: str | None) -> FreemadConfig:
     """The config the server starts runs with, its relative paths taken from its folder (as the
     CLI loads it); without one, the built-in mock agents (as `Starter` runs debates)."""
     from freemad.config import default_config
-    from freemad.config.discover import load
 
-    return load(config_path).config if config_path else default_config()
+    return config_resolved(config_path).config if config_path else default_config()
 
 
 def task_config(config_path: str | None, store: str) -> FreemadConfig:

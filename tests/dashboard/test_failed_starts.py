@@ -44,9 +44,7 @@ def test_a_debate_that_fails_to_start_says_why_on_its_page(tmp_path: Path) -> No
     transcripts.mkdir()
     config = tmp_path / "freemad.yaml"
     config.write_text(yaml.safe_dump(config_of(0)))
-    # One worker: once /health answers, the app that read the config is built (a worker that
-    # boots after the edit would refuse to: its app reads the configs again).
-    env = {"FREEMAD_DASHBOARD_TOKEN": TOKEN, "FREEMAD_WORKERS": "1"}
+    env = {"FREEMAD_DASHBOARD_TOKEN": TOKEN}
     args = ("--dir", str(transcripts), "--allow-start", "--config", str(config))
     with serve(tmp_path, *args, env=env) as served:
         # Edited while the server runs: the debate's own process reads it again and refuses it,
