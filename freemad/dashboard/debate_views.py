@@ -133,6 +133,7 @@ def live_debate_view(live: Mapping[str, Any]) -> dict[str, Any]:
         "requirement": as_text(live.get("requirement")),
         "status": status,
         "abandoned": status == "abandoned",
+        "stopped_because": as_text(live.get("stopped_because")),
         "agents": [str(a) for a in as_list(live.get("agents"))],
         "rounds_planned": as_number(live.get("rounds_planned")),
         "elapsed": number(live.get("elapsed_sec")),  # the debate's, where the view gives it

@@ -110,7 +110,9 @@ class TranscriptDir:
             debate = read_journal(path)
             if debate is None:
                 continue
-            found.append(_live_run(path, debate))
+            # Stopped by the dashboard that started it (its time was up): it kept why.
+            why = FailedStarts(self.path).reason(run_id) if debate.status == "abandoned" else None
+            found.append(_live_run(path, debate, why))
         return found
 
     def _read(self, path: Path, key: str) -> Run | None:
@@ -195,12 +197,15 @@ class TranscriptDir:
         return out
 
 
-def _live_run(path: Path, debate: LiveDebate) -> Run:
-    """A debate in flight as the index lists it; its page is read from the journal again."""
+def _live_run(path: Path, debate: LiveDebate, why: str | None = None) -> Run:
+    """A debate in flight as the index lists it; its page is read from the journal again.
+    `why`: what stopped an abandoned one, as the dashboard that started it kept it."""
 
     def load() -> RunData:
         again = read_journal(path) or debate
         view = again.view(time.time())
+        if why is not None and again.status == "abandoned":
+            view = {**view, "stopped_because": why}
         return RunData("debate", debate.run_id, status=again.status, live=view)
 
     started = debate.started or 0.0
@@ -211,7 +216,7 @@ def _live_run(path: Path, debate: LiveDebate) -> Run:
         debate.requirement,
         started,
         debate.updated or started,
-        f"live:{debate.events}:{debate.status}",
+        f"live:{debate.events}:{debate.status}" + (":why" if why is not None else ""),
         str(path),
         load,
     )

@@ -174,3 +174,39 @@ def test_a_linked_folder_is_not_written_through(tmp_path: Path) -> None:
     big.mkdir(parents=True)
     (big / "run2.json").write_text(json.dumps({"reason": "x" * 100_000}))
     assert FailedStarts(big.parent).reason("run2") is None  # past what is read: not ours
+
+
+def test_an_abandoned_debate_shows_what_stopped_it(tmp_path: Path) -> None:
+    """A started debate that ran out of time is killed: its journal stays, its page says it
+    stopped without finishing, and, once the watcher kept why, why (escaped)."""
+    from freemad.dashboard.server import create_app
+    from freemad.debate.live import running_dir
+
+    run_id = "feedfacefeedfacefeedfacefeedface"
+    with LiveJournal(tmp_path, Redactor([])) as journal:
+        for seq, (kind, data) in enumerate(
+            [
+                ("run_started", {"requirement": "Add two numbers.", "agents": ["a"]}),
+                ("round_started", {"round": 0, "type": "generation", "agents": ["a"]}),
+            ]
+        ):
+            journal(Event(run_id, seq, time.time(), kind, data))
+        written = (running_dir(tmp_path) / f"{run_id}.jsonl").read_bytes()
+    running_dir(tmp_path).mkdir(exist_ok=True)
+    (running_dir(tmp_path) / f"{run_id}.jsonl").write_bytes(written)  # no heartbeat: gone
+    client = create_app([TranscriptDir(tmp_path, lambda message: None)]).test_client()
+
+    before = client.get(f"/runs/{run_id}.html")
+    assert before.status_code == 200
+    assert (
+        b"stopped without finishing" in before.data and b"data-stopped-because" not in before.data
+    )
+
+    why = "stopped after 3600 s <script>alert(1)</script>"
+    FailedStarts(tmp_path).record(run_id, "debate", why)
+    after = client.get(f"/runs/{run_id}.html")
+    assert b"Why, as the dashboard that started it says: stopped after 3600 s" in after.data
+    assert b"<script>alert(1)" not in after.data and b"&lt;script&gt;" in after.data
+    view = client.get(f"/api/runs/{run_id}").get_json()
+    assert view["status"] == "abandoned"
+    assert view["view"]["stopped_because"] == why
