@@ -33,7 +33,7 @@ from freemad.dashboard.answers import Problem, Warn, json_error, reason
 from freemad.dashboard.configs import ServerConfigs, config_as_written
 from freemad.dashboard.failed_starts import FailedStarts
 from freemad.errors import FreemadError
-from freemad.redact import Redactor
+from freemad.redact import Redactor, redact_secrets
 from freemad.sandbox.process import freemad_secret
 
 if TYPE_CHECKING:
@@ -197,8 +197,9 @@ class Starter:
             self.slots.release()
 
     def _failed(self, run_id: str, what: str, line: str) -> None:
-        """Say why `run_id` failed in the server's log and keep it for the run's page."""
-        line = self.redactor.text(line)
+        """Say why `run_id` failed in the server's log and keep it for the run's page: without
+        what the configs' patterns match or what looks like a credential."""
+        line = redact_secrets(self.redactor.text(line))
         self.warn(f"{what} {run_id} failed: {line}")
         try:
             self.failures.record(run_id, what, line)
@@ -242,7 +243,6 @@ def debate_main(order: dict[str, Any]) -> None:
     transcript goes into `folder`."""
     from freemad.debate import run_debate, write_transcript
     from freemad.debate.live import LiveJournal
-    from freemad.redact import Redactor
     from freemad.wiring import ADAPTERS
 
     config = start_config(order["config_path"], Path(order["folder"]))

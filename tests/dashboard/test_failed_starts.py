@@ -161,6 +161,25 @@ def test_only_the_newest_failures_are_kept(tmp_path: Path, monkeypatch: pytest.M
     assert kept.reason("run0") is None and kept.reason("run5") == "failure 5"
 
 
+def test_a_failure_is_kept_without_what_looks_like_a_credential(tmp_path: Path) -> None:
+    from freemad.dashboard.server import create_app
+
+    warnings: list[str] = []
+    app = create_app(
+        [TranscriptDir(tmp_path, warnings.append)],
+        allow_start=True,
+        start_token=TOKEN,
+        warn=warnings.append,
+    )
+    starter = app.extensions["freemad.dashboard"].starter
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    starter._failed("run1", "debate", f"the agent said: bad credentials {token}")
+    reason = starter.failures.reason("run1")
+    assert reason is not None and reason.startswith("the agent said: bad credentials [REDACTED")
+    assert token not in reason and all(token not in w for w in warnings)
+    assert any("debate run1 failed: the agent said" in w for w in warnings)
+
+
 def test_a_linked_folder_is_not_written_through(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
