@@ -49,6 +49,7 @@ class TranscriptDir:
             raise SourceError(f"transcripts folder {self.path} does not exist or is not a folder")
         self._warn = warn
         self._cache: dict[str, tuple[str, Run | None]] = {}  # file name: (stat key, run)
+        self._failures = FailedStarts(self.path)  # why started debates failed (`failed_starts`)
         self._markdown = 0
 
     def runs(self) -> list[Run]:
@@ -111,7 +112,7 @@ class TranscriptDir:
             if debate is None:
                 continue
             # Stopped by the dashboard that started it (its time was up): it kept why.
-            why = FailedStarts(self.path).reason(run_id) if debate.status == "abandoned" else None
+            why = self._failures.reason(run_id) if debate.status == "abandoned" else None
             found.append(_live_run(path, debate, why))
         return found
 
@@ -192,7 +193,7 @@ class TranscriptDir:
             written = int(key.split(":", 1)[0]) / 1e9
             if cached is not None and written >= since:
                 out.append(Change(written, "debate", cached.run_id, 0, "debate_finished"))
-        for written, run_id in FailedStarts(self.path).since(since):
+        for written, run_id in self._failures.since(since):
             out.append(Change(written, "debate", run_id, 0, "debate_failed"))
         return out
 

@@ -13,16 +13,47 @@ import sys
 import threading
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from tests.conftest import free_port, wait_for
+from tests.conftest import MOCK_AGENT, SANDBOX, free_port, wait_for
 
 DASHBOARD = [sys.executable, "-m", "freemad.cli.dashboard"]
+
+
+def write_mock_config(path: Path, rounds: object, redact: Sequence[str] = ()) -> None:
+    """A config of one mock agent with `rounds` critique rounds (anything, for an invalid one)
+    and `redact` as its redact patterns."""
+    security: dict[str, object] = {"cli_allowed_commands": [MOCK_AGENT], "sandbox": SANDBOX}
+    if redact:
+        security["redact_patterns"] = list(redact)
+    config = {
+        "agents": [{"id": "a", "cli_command": MOCK_AGENT, "cli_mode_arg": True}],
+        "security": security,
+        "debate": {"rounds": rounds},
+    }
+    path.write_text(yaml.safe_dump(config))
+
+
+def allowed_to_start(
+    tmp_path: Path, rounds: object, redact: Sequence[str] = ()
+) -> tuple[Path, Path, tuple[str, ...]]:
+    """A transcripts folder, a config (`write_mock_config`) and the `freemad-dashboard`
+    arguments that start runs with it into that folder."""
+    transcripts = tmp_path / "transcripts"
+    transcripts.mkdir()
+    config = tmp_path / "freemad.yaml"
+    write_mock_config(config, rounds, redact)
+    return (
+        transcripts,
+        config,
+        ("--dir", str(transcripts), "--allow-start", "--config", str(config)),
+    )
 
 
 @dataclass(frozen=True)

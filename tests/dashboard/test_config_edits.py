@@ -14,21 +14,10 @@ import os
 import signal
 from pathlib import Path
 
-import yaml
-
-from tests.conftest import MOCK_AGENT, SANDBOX, wait_for
-from tests.dashboard.served import Served, serve
+from tests.conftest import wait_for
+from tests.dashboard.served import Served, allowed_to_start, serve, write_mock_config
 
 TOKEN = "a-start-token-for-these-tests-0123456789"
-
-
-def write(path: Path, rounds: object) -> None:
-    config = {
-        "agents": [{"id": "a", "cli_command": MOCK_AGENT, "cli_mode_arg": True}],
-        "security": {"cli_allowed_commands": [MOCK_AGENT], "sandbox": SANDBOX},
-        "debate": {"rounds": rounds},
-    }
-    path.write_text(yaml.safe_dump(config))
 
 
 def rounds_shown(served: Served) -> int:
@@ -37,22 +26,16 @@ def rounds_shown(served: Served) -> int:
     return int(json.loads(body)["config"]["debate"]["rounds"])
 
 
-def started(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
-    transcripts = tmp_path / "transcripts"
-    transcripts.mkdir()
-    config = tmp_path / "freemad.yaml"
-    write(config, 1)
-    return transcripts, config, {"FREEMAD_DASHBOARD_TOKEN": TOKEN, "FREEMAD_WORKERS": "2"}
+ENV = {"FREEMAD_DASHBOARD_TOKEN": TOKEN, "FREEMAD_WORKERS": "2"}
 
 
 def test_workers_that_boot_after_an_edit_start_with_the_configs_read_at_start(
     tmp_path: Path,
 ) -> None:
-    transcripts, config, env = started(tmp_path)
-    args = ("--dir", str(transcripts), "--allow-start", "--config", str(config))
-    with serve(tmp_path, *args, env=env) as served:
+    _, config, args = allowed_to_start(tmp_path, 1)
+    with serve(tmp_path, *args, env=ENV) as served:
         wait_for(lambda: len(served.workers()) == 2, "two workers")
-        write(config, "not a number")
+        write_mock_config(config, "not a number")
         before = set(served.workers())
         for pid in before:
             os.kill(pid, signal.SIGKILL)
@@ -79,11 +62,10 @@ def test_workers_that_boot_after_an_edit_start_with_the_configs_read_at_start(
 
 
 def test_a_hup_reads_the_configs_again_and_keeps_them_when_one_is_broken(tmp_path: Path) -> None:
-    transcripts, config, env = started(tmp_path)
-    args = ("--dir", str(transcripts), "--allow-start", "--config", str(config))
-    with serve(tmp_path, *args, env=env) as served:
+    _, config, args = allowed_to_start(tmp_path, 1)
+    with serve(tmp_path, *args, env=ENV) as served:
         assert rounds_shown(served) == 1
-        write(config, "not a number")
+        write_mock_config(config, "not a number")
         served.process.send_signal(signal.SIGHUP)
         wait_for(
             lambda: "kept the configs read before" in served.log.read_text(), "the warning", 60
@@ -92,7 +74,7 @@ def test_a_hup_reads_the_configs_again_and_keeps_them_when_one_is_broken(tmp_pat
         assert served.process.poll() is None
         assert {rounds_shown(served) for _ in range(6)} == {1}
 
-        write(config, 2)
+        write_mock_config(config, 2)
         served.process.send_signal(signal.SIGHUP)
 
         def shows_two() -> bool:

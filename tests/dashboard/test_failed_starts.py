@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from freemad.core.events import Event
 from freemad.dashboard import failed_starts
@@ -19,37 +18,33 @@ from freemad.dashboard.failed_starts import FailedStarts
 from freemad.dashboard.sources import TranscriptDir
 from freemad.debate.live import LiveJournal
 from freemad.redact import Redactor
-from tests.conftest import MOCK_AGENT, SANDBOX, wait_for
+from tests.conftest import wait_for
 from tests.dashboard.browser import LivePage, chromium
-from tests.dashboard.served import serve
+from tests.dashboard.served import allowed_to_start, serve, write_mock_config
 
 TOKEN = "a-start-token-for-these-tests-0123456789"
 SECRET = "hunter2-not-for-pages"
 
 
-def config_of(rounds: object) -> dict[str, object]:
-    return {
-        "agents": [{"id": "a", "cli_command": MOCK_AGENT, "cli_mode_arg": True}],
-        "security": {
-            "cli_allowed_commands": [MOCK_AGENT],
-            "sandbox": SANDBOX,
-            "redact_patterns": [SECRET],
-        },
-        "debate": {"rounds": rounds},
-    }
+def debate_begins(journal: LiveJournal, run_id: str) -> None:
+    """What a one-agent debate's process writes first: it starts, and its agent starts work."""
+    for seq, (kind, data) in enumerate(
+        [
+            ("run_started", {"requirement": "Add two numbers.", "agents": ["a"]}),
+            ("round_started", {"round": 0, "type": "generation", "agents": ["a"]}),
+            ("agent_started", {"round": 0, "agent": "a"}),
+        ]
+    ):
+        journal(Event(run_id, seq, time.time(), kind, data))
 
 
 def test_a_debate_that_fails_to_start_says_why_on_its_page(tmp_path: Path) -> None:
-    transcripts = tmp_path / "transcripts"
-    transcripts.mkdir()
-    config = tmp_path / "freemad.yaml"
-    config.write_text(yaml.safe_dump(config_of(0)))
+    transcripts, config, args = allowed_to_start(tmp_path, 0, [SECRET])
     env = {"FREEMAD_DASHBOARD_TOKEN": TOKEN}
-    args = ("--dir", str(transcripts), "--allow-start", "--config", str(config))
     with serve(tmp_path, *args, env=env) as served:
         # Edited while the server runs: the debate's own process reads it again and refuses it,
         # quoting the value, which is one of the config's secrets.
-        config.write_text(yaml.safe_dump(config_of(SECRET)))
+        write_mock_config(config, SECRET, [SECRET])
         status, body = served.post("/api/debates", TOKEN, {"requirement": "Add two numbers."})
         assert status == 202, body
         run_id = body["run_id"]
@@ -78,26 +73,15 @@ def test_a_debate_that_fails_to_start_says_why_on_its_page(tmp_path: Path) -> No
 
 def test_an_open_page_of_a_debate_that_fails_says_it_stopped_and_why(tmp_path: Path) -> None:
     chromium()  # skips, saying why, where there is none
-    transcripts = tmp_path / "transcripts"
-    transcripts.mkdir()
-    config = tmp_path / "freemad.yaml"
-    config.write_text(yaml.safe_dump(config_of(1)))
+    transcripts, _, args = allowed_to_start(tmp_path, 1)
     env = {"FREEMAD_DASHBOARD_TOKEN": TOKEN}
-    args = ("--dir", str(transcripts), "--allow-start", "--config", str(config))
     run_id = "0123456789abcdef0123456789abcdef"
     with serve(tmp_path, *args, env=env) as served:
         page = None
         # What a started debate's process writes while it runs, then what is left when it fails:
         # its journal gone with it, and the reason its watcher keeps.
         with LiveJournal(transcripts, Redactor([])) as journal:
-            for seq, (kind, data) in enumerate(
-                [
-                    ("run_started", {"requirement": "Add two numbers.", "agents": ["a"]}),
-                    ("round_started", {"round": 0, "type": "generation", "agents": ["a"]}),
-                    ("agent_started", {"round": 0, "agent": "a"}),
-                ]
-            ):
-                journal(Event(run_id, seq, time.time(), kind, data))
+            debate_begins(journal, run_id)
             try:
                 page = LivePage(f"{served.url}/runs/{run_id}.html")
                 page.wait_for(
@@ -203,13 +187,7 @@ def test_an_abandoned_debate_shows_what_stopped_it(tmp_path: Path) -> None:
 
     run_id = "feedfacefeedfacefeedfacefeedface"
     with LiveJournal(tmp_path, Redactor([])) as journal:
-        for seq, (kind, data) in enumerate(
-            [
-                ("run_started", {"requirement": "Add two numbers.", "agents": ["a"]}),
-                ("round_started", {"round": 0, "type": "generation", "agents": ["a"]}),
-            ]
-        ):
-            journal(Event(run_id, seq, time.time(), kind, data))
+        debate_begins(journal, run_id)
         written = (running_dir(tmp_path) / f"{run_id}.jsonl").read_bytes()
     running_dir(tmp_path).mkdir(exist_ok=True)
     (running_dir(tmp_path) / f"{run_id}.jsonl").write_bytes(written)  # no heartbeat: gone
