@@ -13,11 +13,13 @@ the request to reading the whole answer. Closed loop: back to back; open loop: e
 schedule. CPU per acknowledgement: the server's processes' user + system time over the volley
 (gunicorn's master, its workers, and workers it reaped meanwhile), divided by the deliveries.
 Every delivery must get a 202 and be in the server's database afterwards: both are counted.
-`--stack-floor` adds a third server: the bot's gunicorn settings serving a Flask app that only
+`--stack-floor` adds a server: the bot's gunicorn settings serving a Flask app that only
 answers 202 (`bot_ack_floor_app.py`), what the stack costs before the bot does anything.
+`--gthread` adds the bot on gunicorn's gthread worker (4 threads a worker), which it ran before
+its event-loop worker and still runs for the actions executor.
 
 Run: .venv/bin/python benchmarks/bot_ack.py [--senders 16] [--per-sender 100] [--rounds 3]
-     [--workers N] [--rate 10] [--no-peer] [--max-requests N] [--stack-floor]
+     [--workers N] [--rate 10] [--no-peer] [--max-requests N] [--stack-floor] [--gthread]
 (--workers defaults to the bot's own default, CPUs + 1.)
 """
 
@@ -222,26 +224,35 @@ def versions(python: str) -> dict[str, str]:
     return found
 
 
-def start_ours(folder: Path, workers: int, max_requests: int | None) -> Target:
+# The worker the bot ran before its event-loop worker, and still runs for the actions executor.
+GTHREAD = ["-k", "freemad.bot.gunicorn_worker.RecyclingThreadWorker", "--threads", "4"]
+
+
+def start_ours(
+    folder: Path, workers: int, max_requests: int | None, gunicorn_args: list[str] | None = None
+) -> Target:
+    name = "freemad" if gunicorn_args is None else "freemad_gthread"
     port = free_port()
     env = {
         **os.environ,
         "FREEMAD_WEBHOOK_SECRET": SECRET,
         "FREEMAD_GITHUB_TOKEN": "not-used-by-the-web-edge",
-        "FREEMAD_STATE_DIR": str(folder / "bot"),
+        "FREEMAD_STATE_DIR": str(folder / name),
         "FREEMAD_EXECUTOR": "local",
         "HOME": str(folder),
     }
     command = [console_script("freemad"), "bot", "serve", "--host", "127.0.0.1"]
     command += ["--port", str(port), "--workers", str(workers)]
-    if max_requests is not None:  # straight to gunicorn, which serve runs with these settings
+    if max_requests is not None or gunicorn_args:
+        # Straight to gunicorn, which serve runs with these settings.
         command = [sys.executable, "-m", "gunicorn", "-c", "python:freemad.bot.gunicorn_conf"]
-        command += ["--max-requests", str(max_requests), "-w", str(workers)]
-        command += ["-b", f"127.0.0.1:{port}"]
+        command += [*(gunicorn_args or []), "-w", str(workers), "-b", f"127.0.0.1:{port}"]
+        if max_requests is not None:
+            command += ["--max-requests", str(max_requests)]
     process = subprocess.Popen(
         command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    target = Target("freemad", process, port, folder / "bot" / "deliveries.sqlite3")
+    target = Target(name, process, port, folder / name / "deliveries.sqlite3")
     wait_ready(port, process, "/healthz")
     return target
 
@@ -300,7 +311,7 @@ def figures(target: Target, rate: float, senders: int) -> dict[str, Any]:
     }
 
 
-def main() -> None:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--senders", type=int, default=16)
     parser.add_argument("--per-sender", type=int, default=100)
@@ -317,7 +328,14 @@ def main() -> None:
     parser.add_argument(
         "--stack-floor", action="store_true", help="also Flask + gunicorn answering 202 alone"
     )
-    args = parser.parse_args()
+    parser.add_argument(
+        "--gthread", action="store_true", help="also the bot on gthread (4 threads a worker)"
+    )
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = arguments()
     python = None if args.no_peer else peer_python(args.peer_python)
     with tempfile.TemporaryDirectory(prefix="freemad-bot-bench-") as folder:
         targets = [start_ours(Path(folder), args.workers, args.max_requests)]
@@ -326,6 +344,8 @@ def main() -> None:
                 targets.append(start_peer(Path(folder), python))
             if args.stack_floor:
                 targets.append(start_stack_floor(Path(folder), args.workers))
+            if args.gthread:
+                targets.append(start_ours(Path(folder), args.workers, args.max_requests, GTHREAD))
             progress("warming up")
             for target in targets:
                 volley(target, args.senders, 5)
@@ -364,6 +384,8 @@ def main() -> None:
         out["ratios_ours_over_peer"] = _ratios(ours, peer)
         if args.stack_floor:
             out["ratios_stack_floor_over_peer"] = _ratios(results["flask_gunicorn_floor"], peer)
+        if args.gthread:
+            out["ratios_gthread_over_peer"] = _ratios(results["freemad_gthread"], peer)
     emit(out)
     lost = any(
         r["non_202"] or (r["recorded"] is not None and r["sent"] != r["recorded"])

@@ -38,8 +38,9 @@ _APP_MODULES = (
 
 def _workers() -> int:
     """FREEMAD_WORKERS, or CPUs + 1 capped at 8. Acknowledging is CPU-bound (a signature, a
-    JSON parse, one SQLite commit, ~1 ms with gunicorn's share) and each worker runs 4 threads:
-    more processes than cores only add contention (docs/benchmarks.md)."""
+    JSON parse, one SQLite commit, under 1 ms with gunicorn's share): one process more than the
+    cores covers the moments one waits on the acknowledgement lock, and more only add
+    contention (docs/benchmarks.md)."""
     value = _os.environ.get("FREEMAD_WORKERS", "").strip()
     if value:
         return max(1, int(value))
@@ -102,12 +103,24 @@ def on_starting(server: Any) -> None:
             return
 
 
+def _waits_on_github() -> bool:
+    """True when each acknowledgement submits to GitHub (FREEMAD_EXECUTOR=actions)."""
+    return _os.environ.get("FREEMAD_EXECUTOR", "").strip().lower() == "actions"
+
+
 wsgi_app = "freemad.bot.web:app_from_env()"
 bind = [_os.environ.get("FREEMAD_BIND", "127.0.0.1:8000")]
 workers = _workers()
-# gthread, ending its process as soon as a recycle has answered every request (gunicorn_worker.py).
-worker_class = "freemad.bot.gunicorn_worker.RecyclingThreadWorker"
-threads = 4
+if _waits_on_github():
+    # gthread, ending its process as soon as a recycle has answered every request: four
+    # acknowledgements of a worker may each wait on GitHub at once (gunicorn_worker.py).
+    worker_class = "freemad.bot.gunicorn_worker.RecyclingThreadWorker"
+    threads = 4
+else:
+    # Acknowledging waits on nothing (a local commit, or Redis): one event loop per process,
+    # no hand-off between threads, HTTP parsed in C (loop_worker.py, docs/benchmarks.md).
+    worker_class = "freemad.bot.loop_worker.EventLoopWorker"
+    threads = 1
 timeout = 30
 graceful_timeout = 30
 keepalive = 5

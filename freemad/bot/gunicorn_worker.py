@@ -1,5 +1,6 @@
-"""The bot's gunicorn worker: gthread, minus the second a recycled worker spent dying, with each
-response sent in one piece.
+"""The bot's gunicorn worker for the actions executor (whose acknowledgements wait on GitHub):
+gthread, minus the second a recycled worker spent dying, with each response sent in one piece.
+The local executor's is `loop_worker.EventLoopWorker`.
 
 A worker that reaches `max_requests` stops accepting, answers each request still arriving on its
 kept-alive connections with `Connection: close` and closes them (gunicorn's gthread does that
@@ -20,7 +21,7 @@ import contextlib
 import logging
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 from gunicorn.workers import gthread  # type: ignore[import-untyped]  # gunicorn ships no types
 
@@ -56,11 +57,16 @@ class RecyclingThreadWorker(gthread.ThreadWorker):  # type: ignore[misc]  # guni
         super().run()
         # Reached only through the graceful path: every connection answered or closed. An error
         # raises instead, so the master still sees its exit status.
-        # The exit functions (coverage's, a thread pool's join) are quick and still run.
-        self.log.info("Worker exiting (pid: %s)", self.pid)
-        atexit._run_exitfuncs()
-        _flush_logs()
-        os._exit(0)
+        end_process(self)
+
+
+def end_process(worker: Any) -> NoReturn:
+    """End a worker's process after its graceful stop, without the interpreter's teardown. The
+    exit functions (coverage's, a thread pool's join) are quick and still run."""
+    worker.log.info("Worker exiting (pid: %s)", worker.pid)
+    atexit._run_exitfuncs()
+    _flush_logs()
+    os._exit(0)
 
 
 def _flush_logs() -> None:
