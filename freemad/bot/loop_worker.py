@@ -15,8 +15,9 @@ graceful stop that answers every request already on its way (on a kept-alive con
 `Connection: close`) before the process ends, and the request-line, header-count and
 header-size limits of gunicorn's settings. On top of them: a request must send its headers within
 `HEADER_SECONDS` of its first byte and may pause no longer than `BODY_IDLE_SECONDS` inside its
-body, and no body larger than the app's `MAX_CONTENT_LENGTH` is held in memory, so a slow or
-oversized client costs a socket and never stalls the process.
+body; no body larger than the app's `MAX_CONTENT_LENGTH`, no head longer than the limits allow
+in all, and no more than `BODY_BUDGET` bodies' worth across connections is held in memory. A
+slow or oversized client costs a socket and never stalls the process.
 """
 
 from __future__ import annotations
@@ -47,12 +48,21 @@ BODY_IDLE_SECONDS = 10.0
 # timeout) for a request a sender may already have sent: it is answered with Connection: close.
 STOP_LINGER_SECONDS = 2.0
 
+# Body bytes a worker holds for requests not yet answered, in multiples of the app's body limit:
+# what gthread's four threads could hold at once. Past it a request is refused (503), so a
+# thousand slow uploads cannot fill the memory.
+BODY_BUDGET = 4
+# The header block when a gunicorn limit is 0 (none): llhttp hands a header to us only whole, so
+# without a cap a header sent forever would grow in memory until its deadline.
+UNLIMITED_HEAD = 1024 * 1024
+
 _REASONS = {
     400: "Bad Request",
     408: "Request Timeout",
     414: "URI Too Long",
     431: "Request Header Fields Too Large",
     500: "Internal Server Error",
+    503: "Service Unavailable",
 }
 _NO_BODY = frozenset({204, 304})
 
@@ -74,6 +84,9 @@ class EventLoopWorker(base.Worker):  # type: ignore[misc]  # gunicorn's untyped 
             cfg.limit_request_line, cfg.limit_request_fields, cfg.limit_request_field_size
         )
         self.keepalive = cfg.keepalive
+        self.max_head = _max_head(self.limits)
+        self.body_budget = BODY_BUDGET * self.max_body
+        self.buffered = 0  # body bytes held by all connections
         self.loop = loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         self._stopping = asyncio.Event()
@@ -206,8 +219,11 @@ class _Connection(asyncio.Protocol):
         self.url = b""
         self.headers: list[tuple[bytes, bytes]] = []
         self.header_count = 0
+        self.in_head = True  # reading a request line and headers (or waiting for one)
+        self.head_bytes = 0
         self.body: list[bytes] = []
         self.body_size = 0
+        self.held = 0  # of the worker's buffered bytes
         self.started = 0.0
         self.expect_continue = False
 
@@ -230,6 +246,7 @@ class _Connection(asyncio.Protocol):
         self.closing = True
         if self.timer is not None:
             self.timer.cancel()
+        self._release_body()
         self.worker.closed(self)
 
     def pause_writing(self) -> None:  # a client that sends without reading its answers
@@ -243,6 +260,11 @@ class _Connection(asyncio.Protocol):
         if self.closing:
             return
         self.last_read = self.worker.loop.time()
+        if self.in_head:
+            self.head_bytes += len(data)
+            if self.head_bytes > self.worker.max_head:
+                self._refuse(431)
+                return
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserCallbackError as exc:
@@ -285,6 +307,8 @@ class _Connection(asyncio.Protocol):
             raise _Refused(431)
 
     def on_headers_complete(self) -> None:
+        self.in_head = False
+        self.head_bytes = 0
         length = None
         for name, value in self.headers:
             lowered = name.lower()
@@ -299,15 +323,29 @@ class _Connection(asyncio.Protocol):
         self._expire_at(None)  # the body's deadline moves with each read (_expired)
 
     def on_body(self, chunk: bytes) -> None:
+        worker = self.worker
         self.body_size += len(chunk)
-        if self.body_size > self.worker.max_body:
+        if self.body_size > worker.max_body:
             self._answer_too_large(self.body_size)
+        if worker.buffered + len(chunk) > worker.body_budget:
+            worker.log.warning("request bodies past %d bytes held: one refused", worker.body_budget)
+            raise _Refused(503)
+        worker.buffered += len(chunk)
+        self.held += len(chunk)
         self.body.append(chunk)
 
     def on_message_complete(self) -> None:
+        self.in_head = True  # the next request, if any, begins with its head
         environ = self._environ(io.BytesIO(b"".join(self.body)), self.body_size)
         self.body = []
-        self._answer(environ)
+        try:
+            self._answer(environ)
+        finally:
+            self._release_body()
+
+    def _release_body(self) -> None:
+        self.worker.buffered -= self.held
+        self.held = 0
 
     # the request's answer
 
@@ -408,6 +446,7 @@ class _Connection(asyncio.Protocol):
         self.expect_continue = False
         environ = self._environ(io.BytesIO(b""), size)
         self.body = []
+        self._release_body()
         self._answer(environ, last=True)
 
     def _refuse(self, code: int) -> None:
@@ -534,6 +573,13 @@ def _call(
             [("Content-Type", "text/plain")],
             b"Internal Server Error\n",
         )
+
+
+def _max_head(limits: _Limits) -> int:
+    """The most a request line and its headers can take within gunicorn's limits."""
+    if not all(limits):
+        return UNLIMITED_HEAD
+    return limits.line + limits.fields * (limits.field_size + 4) + 4
 
 
 def _max_body(app: Any) -> int:

@@ -8,6 +8,7 @@ ends with a signed delivery that the same server still accepts.
 from __future__ import annotations
 
 import json
+import select
 import socket
 import sys
 import time
@@ -192,6 +193,64 @@ def test_a_chunked_body_growing_past_the_limit_is_cut_off(bot: Server) -> None:
     assert answer == b"" or answer.startswith(b"HTTP/1.1 413 ")
     assert "chunked" not in bot.submitted()
     still_accepts(bot, "after-chunked-413")
+
+
+def test_a_header_that_never_ends_is_cut_off_at_the_largest_head_the_limits_allow(
+    bot: Server,
+) -> None:
+    """llhttp hands a header over only whole, so one sent forever would grow in memory until
+    the header deadline (408): the worker cuts it off once the bytes pass what gunicorn's limits
+    allow a whole head (431), or resets it, still sending."""
+    answer = b""
+    with connect(bot) as sock:
+        try:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nX-Endless: ")
+            for _ in range(40):  # 2.5 MB in all, past the 0.8 MB the defaults allow
+                sock.sendall(b"a" * 65536)
+            answer = read_all(sock)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # closed on us while we sent: cut off too
+    assert answer == b"" or answer.startswith(b"HTTP/1.1 431 "), answer[:100]
+    still_accepts(bot, "after-endless-header")
+
+
+def unfinished_uploads(server: Server, count: int) -> list[socket.socket]:
+    """`count` connections, each 60,000 bytes into a 65,000-byte body, and no further."""
+    uploads = []
+    for _ in range(count):
+        sock = connect(server)
+        uploads.append(sock)
+        sock.sendall(
+            b"POST /webhook HTTP/1.1\r\nHost: bot\r\nContent-Length: 65000\r\n\r\n" + b"x" * 60000
+        )
+    return uploads
+
+
+def test_bodies_held_at_once_are_capped_and_released(bot: Server) -> None:
+    """Each unfinished upload holds its body in the worker until it is whole: past four times
+    the body limit held at once, a request is refused (503). Once they are gone, the memory is
+    the worker's again and a delivery is accepted."""
+    uploads = unfinished_uploads(bot, 5)  # 5 x 60,000 bytes > 4 x 65,536
+    try:
+        # The refusal comes as soon as the body that passes the cap arrives; the others wait
+        # for the rest of their bodies (10 s before their own deadline).
+        ready, _, _ = select.select(uploads, [], [], 5)
+        answers = [read_all(sock) for sock in ready]
+        assert answers, "no upload was refused"
+        assert all(answer.startswith(b"HTTP/1.1 503 ") for answer in answers), answers
+    finally:
+        for sock in uploads:
+            sock.close()
+    time.sleep(0.5)  # the worker sees the five closed
+    # Released: four uploads (240,000 bytes, under the cap) are held again, none refused.
+    uploads = unfinished_uploads(bot, 4)
+    try:
+        ready, _, _ = select.select(uploads, [], [], 2)
+        assert ready == [], [read_all(sock)[:80] for sock in ready]
+    finally:
+        for sock in uploads:
+            sock.close()
+    still_accepts(bot, "after-uploads")
 
 
 def test_an_underscored_header_does_not_pass_for_the_signature(bot: Server) -> None:
