@@ -559,9 +559,12 @@ def _call(
         code = int(status.split(None, 1)[0])
         if not 100 <= code <= 999 or any(c in status for c in "\r\n\0"):
             raise ValueError(f"not a status line: {status[:100]!r}")
+        status.encode("latin-1")  # what WSGI allows on the wire; anything else is the app's error
         for name, value in headers:
             if any(c in name or c in value for c in "\r\n\0") or ":" in name:
                 raise ValueError(f"a response header cannot carry {name!r}")
+            name.encode("latin-1")
+            value.encode("latin-1")
         return status, code, list(headers), body
     except Exception:
         worker.log.exception(

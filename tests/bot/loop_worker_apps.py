@@ -34,3 +34,11 @@ def bad_status(environ: dict[str, Any], start_response: StartResponse) -> Iterab
         return healthy(start_response)
     start_response("200 OK\r\nSet-Cookie: session=forged", [])
     return [b"never sent"]
+
+
+def unencodable(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+    """Answers with a header value WSGI cannot put on the wire (not Latin-1)."""
+    if environ["PATH_INFO"] == "/healthz":
+        return healthy(start_response)
+    start_response("200 OK", [("X-Drink", "caf\u00e9 \u2615")])
+    return [b"never sent"]

@@ -304,7 +304,7 @@ def test_slow_and_idle_clients_are_closed_while_deliveries_go_on(bot: Server) ->
 def test_an_app_that_raises_or_splits_headers_gets_a_500_and_the_worker_goes_on(
     tmp_path: Path,
 ) -> None:
-    for app in ("broken", "splitting", "bad_status"):
+    for app in ("broken", "splitting", "bad_status", "unencodable"):
         port = free_port()
         folder = tmp_path / app
         folder.mkdir()
