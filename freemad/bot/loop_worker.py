@@ -445,6 +445,9 @@ class _Connection(asyncio.Protocol):
         rest of the body is never read."""
         self.expect_continue = False
         environ = self._environ(io.BytesIO(b""), size)
+        # A chunked body is presented by the length it reached: a WSGI app reads no length from
+        # a request that says it is chunked (werkzeug's content_length is then None).
+        environ.pop("HTTP_TRANSFER_ENCODING", None)
         self.body = []
         self._release_body()
         self._answer(environ, last=True)
