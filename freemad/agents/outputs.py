@@ -42,6 +42,32 @@ def extract_error(output_format: str, stderr: str) -> str | None:
     return str(error.get("message")) if isinstance(error, dict) and error.get("message") else None
 
 
+# What a failed CLI says, read from its last lines: tracebacks, yargs and click print the cause
+# after the stack or the usage text. Terminal colours and lines of drawing characters (a logo,
+# a spinner) carry no cause; a stack frame is where, not why.
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_FRAME = re.compile(r"^(?:at |File \"|\^+$|~+$|Traceback \(most recent call last\):|Node\.js v\d)")
+_ERROR_WORDS = re.compile(
+    r"error|exception|fatal|failed|failure|denied|not found|no such|unknown|invalid|cannot|"
+    r"can't|unable|refused|missing|unrecognized|unexpected|not allowed|exceed",
+    re.IGNORECASE,
+)
+_CAUSE_LIMIT = 300
+
+
+def cause_line(text: str) -> str:
+    """The one line of a failed program's output that says why: the last line with an error
+    word that is not a stack frame, else the last line with a letter in it; "" for none."""
+    lines = [" ".join(_CONTROL.sub("", _ANSI.sub("", line)).split()) for line in text.splitlines()]
+    lines = [line for line in lines if any(c.isalpha() for c in line)]
+    told = [line for line in lines if not _FRAME.match(line)]
+    for line in reversed(told):
+        if _ERROR_WORDS.search(line):
+            return line[:_CAUSE_LIMIT]
+    return (told or lines or [""])[-1][:_CAUSE_LIMIT]
+
+
 def _codex_events(stdout: str) -> Extracted:
     """`codex exec --json` prints JSON lines; the last agent message is the answer."""
     message: str | None = None

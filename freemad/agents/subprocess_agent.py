@@ -24,6 +24,7 @@ from freemad.agents.invocation import (
     option_words,
     resolve_program,
 )
+from freemad.agents.outputs import cause_line
 from freemad.agents.port import CallRequest, CallResult, CallStatus
 from freemad.agents.presets import NOT_LOGGED_IN, extract, extract_error, preset_of
 from freemad.config.models import AgentConfig, Mode
@@ -250,8 +251,9 @@ class CliAgent:
         error = found.error or extract_error(output, stderr)
         login = _matching_line(NOT_LOGGED_IN, error or "", stderr, stdout[-8192:])
         status = CallStatus.NOT_LOGGED_IN if login else CallStatus.EXIT_ERROR
-        # CLIs print warnings before their real message; the one that says "log in" is the one.
-        reason = login or error or _first_line(stderr) or _first_line(stdout) or "no output"
+        # CLIs print warnings before their real message and the cause after a traceback or a
+        # usage text: the line that says "log in", else the last one that names an error.
+        reason = login or error or cause_line(stderr) or cause_line(stdout) or "no output"
         return replace(
             base,
             status=status,
