@@ -1,16 +1,22 @@
-"""`freemad --health`: does each agent's program resolve, and does it answer `--version` with a
-version? A program that ignores the flag (prints nothing, echoes, or starts working) fails."""
+"""`freemad --health` and `freemad evolve validate`: does each agent's program resolve, start
+where its calls will run (the sandbox, when they run in one) and answer `--version` with a
+version? A program that ignores the flag (prints nothing, echoes, or starts working) fails; one
+that cannot start says why in one line, the cause its output ends with."""
 
 from __future__ import annotations
 
 import re
 import subprocess
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 from freemad.agents.invocation import CommandNotFound, resolve_program
+from freemad.agents.outputs import cause_line
 from freemad.agents.presets import preset_of
 from freemad.config.models import AgentConfig
+from freemad.sandbox.port import Sandbox, SandboxUnavailable, View
 
 _TIMEOUT = 20.0
 # A version: a number with a dot in it (1.2, v0.61.0, 2.1.197-beta), not inside a longer word.
@@ -40,30 +46,43 @@ def version_line(output: str, expected: str = "") -> str | None:
     return lines[0] if pattern.search(lines[0]) else None
 
 
-def check_agent(agent: AgentConfig) -> Health:
+def check_agent(agent: AgentConfig, sandbox: Sandbox | None = None) -> Health:
+    """`agent`'s program asked for its version: in `sandbox`'s agent profile (in a throw-away
+    folder, as a call would run there), or on the host without one."""
     program = agent.command_words[0]
     try:
         path = resolve_program(program)
     except CommandNotFound as exc:
         return Health(agent.id, program, False, problem=f"{exc}; is it installed?")
-    try:
-        done = subprocess.run(
-            [path, "--version"],
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-            timeout=_TIMEOUT,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return Health(
-            agent.id, program, False, path, problem=f"--version gave no answer in {_TIMEOUT:.0f}s"
-        )
-    except OSError as exc:
-        return Health(agent.id, program, False, path, problem=f"cannot run: {exc}")
+    with tempfile.TemporaryDirectory(prefix="freemad-health-") as folder:
+        argv = [path, "--version"]
+        try:
+            if sandbox is not None:
+                home = preset_of(agent).home
+                argv = sandbox.agent_argv(argv, Path(folder), View.of([Path(folder)]), home)
+            done = subprocess.run(
+                argv,
+                capture_output=True,
+                stdin=subprocess.DEVNULL,
+                timeout=_TIMEOUT,
+                check=False,
+                cwd=folder,
+            )
+        except subprocess.TimeoutExpired:
+            problem = f"--version gave no answer in {_TIMEOUT:.0f}s"
+            return Health(agent.id, program, False, path, problem=problem)
+        except SandboxUnavailable as exc:
+            return Health(agent.id, program, False, path, problem=f"no sandbox: {exc}")
+        except OSError as exc:
+            return Health(agent.id, program, False, path, problem=f"cannot run: {exc}")
     out = (done.stdout or done.stderr).decode("utf-8", "replace").strip()
     first = out.splitlines()[0].strip()[:_MAX_CHARS] if out else ""
     if done.returncode != 0:
-        return Health(agent.id, program, False, path, first, f"--version exited {done.returncode}")
+        said = (done.stderr + b"\n" + done.stdout).decode("utf-8", "replace")
+        cause = cause_line(said)
+        where = " in the sandbox" if sandbox is not None and sandbox.kind != "host" else ""
+        problem = f"--version exited {done.returncode}{where}" + (f": {cause}" if cause else "")
+        return Health(agent.id, program, False, path, first, problem)
     expected = preset_of(agent).version_answer
     version = version_line(out, expected)
     if version is None:
@@ -80,6 +99,6 @@ def check_agent(agent: AgentConfig) -> Health:
     return Health(agent.id, program, True, path, version)
 
 
-def check_agents(agents: list[AgentConfig]) -> list[Health]:
+def check_agents(agents: list[AgentConfig], sandbox: Sandbox | None = None) -> list[Health]:
     with ThreadPoolExecutor(max_workers=max(len(agents), 1)) as pool:
-        return list(pool.map(check_agent, agents))
+        return list(pool.map(lambda agent: check_agent(agent, sandbox), agents))

@@ -134,6 +134,9 @@ def validate(config_path: str) -> None:
         )
     for line in report["isolation"]:
         click.echo(f"isolation: {line}")
+    for health in report["agents"]:
+        if health.ok:
+            click.echo(f"agent {health.agent_id}: starts ({health.version})")
     baseline = report["baseline"]
     if baseline and baseline["measurement"]["ok"]:
         shown = ", ".join(f"{k}={v:g}" for k, v in baseline["measurement"]["components"].items())

@@ -194,8 +194,12 @@ def debate_command(
 def _health(config: FreemadConfig, *, as_json: bool) -> None:
     from freemad.agents.health import check_agents
     from freemad.cli.output import print_health
+    from freemad.wiring import ADAPTERS
 
-    reports = check_agents(config.enabled_agents)
+    # Where the debate's calls run: in the agents' sandbox with security.sandbox_agents.
+    security = config.security
+    sandbox = ADAPTERS.sandboxes.agent(security.sandbox) if security.sandbox_agents else None
+    reports = check_agents(config.enabled_agents, sandbox)
     print_health(reports, as_json=as_json)
     failed = [r.agent_id for r in reports if not r.ok]
     if failed:

@@ -1,8 +1,9 @@
 """`freemad evolve validate`: everything that would stop a run, found before one starts.
 
 The config itself is checked when it loads. Here: the repository (a git repository, clean, with
-the seed), the sandbox (a container runtime that answers, when one is asked for), and a dry run
-of the judge on an export of the seed, which must pass its own gate. Warnings name weak spots
+the seed), the sandbox (a container runtime that answers, when one is asked for), each agent's
+program started once where its calls run (the agents' sandbox), and a dry run of the judge on an
+export of the seed, which must pass its own gate. Warnings name weak spots
 that do not stop a run: no sandbox on purpose, no editable_paths, nothing protected, a stage
 nothing protects.
 """
@@ -14,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from freemad.agents.health import check_agents
 from freemad.config.evolve import EvolveConfig
 from freemad.config.models import FreemadConfig
 from freemad.core.evolve import judge
@@ -31,7 +33,8 @@ def validate(
     agent_box: Sandbox | None = None,
     config: FreemadConfig | None = None,
 ) -> dict[str, Any]:
-    """{"ok", "errors", "warnings", "isolation", "seed_commit", "baseline"}; `evolve` resolved.
+    """{"ok", "errors", "warnings", "isolation", "seed_commit", "baseline", "agents"};
+    `evolve` resolved.
 
     `repos` reads the repository; `sandbox` runs the judge's stages; `agent_box` the worker's
     CLI; `config`, the whole config, has the agents' pricing a cost cap needs."""
@@ -58,9 +61,17 @@ def validate(
             for path in repos.missing_paths(repo, seed, evolve.judge.protected_paths)
         ]
     problem = sandbox_problem(sandbox, agent_box)
+    report["agents"] = []
     if problem:
         errors.append(problem)
-    elif seed is not None:
+    elif config is not None:
+        report["agents"] = check_agents(config.enabled_agents, agent_box)
+        errors += [
+            f"agent {health.agent_id} does not start where its calls run: {health.problem}"
+            for health in report["agents"]
+            if not health.ok
+        ]
+    if not problem and seed is not None:
         baseline, error = _dry_run(evolve, repos, sandbox, repo, seed)
         report["baseline"] = baseline
         if error:

@@ -9,9 +9,11 @@ a seccomp filter that refuses Unix-domain sockets; agent CLIs keep the network a
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -60,6 +62,87 @@ def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
+@functools.cache
+def _own_paths() -> tuple[Path, ...]:
+    """What FREE-MAD's own interpreter reads: its prefixes, its import path (an editable
+    install's source folder among it) and where the freemad package itself was found."""
+    import freemad
+
+    found = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent]
+    found += [Path(entry) for entry in sys.path if entry and Path(entry).is_absolute()]
+    found += [Path(freemad.__file__).parent]
+    return tuple(found)
+
+
+@functools.cache
+def interpreter_paths(program: str) -> tuple[Path, ...]:
+    """The folders a program needs beside itself when it is a script: the interpreter its
+    `#!` line names, that interpreter's prefix, and what the prefix's site-packages add to
+    the import path (`.pth` lines, setuptools' editable finders and egg-links): an editable
+    install's source folder, wherever it lives. Read, never run."""
+    found = [Path(program).parent]
+    interpreter = _shebang(Path(program))
+    if interpreter is None:
+        return tuple(found)
+    prefixes = {interpreter.parent.parent, _real(interpreter).parent.parent}
+    found += [interpreter.parent, _real(interpreter).parent, *prefixes]
+    for prefix in prefixes:
+        for site in sorted(prefix.glob("lib/python3*/site-packages")):
+            found += _site_additions(site)
+    return tuple(found)
+
+
+def _shebang(program: Path) -> Path | None:
+    try:
+        with program.open("rb") as script:
+            first = script.readline(512)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    words = first[2:].decode(errors="replace").split()
+    if not words:
+        return None
+    if Path(words[0]).name == "env" and len(words) > 1:  # #!/usr/bin/env python3
+        located = shutil.which(words[-1])
+        return Path(located) if located else None
+    return Path(words[0]) if Path(words[0]).is_absolute() else None
+
+
+_MAPPING = re.compile(r"^MAPPING\s*(?::[^=]*)?=\s*(\{.*?\})\s*$", re.MULTILINE | re.DOTALL)
+_SITE_FILE_LIMIT = 1 << 20
+
+
+def _site_additions(site: Path) -> list[Path]:
+    """Folders a site-packages folder puts on the import path, as `site` would read them."""
+    found: list[Path] = []
+    for pth in sorted(site.glob("*.pth")):
+        for raw in _text(pth).splitlines():
+            line = raw.strip()
+            if line and not line.startswith(("#", "import ", "import\t")):
+                found.append(site / line)
+    for link in sorted(site.glob("*.egg-link")):
+        lines = _text(link).splitlines()
+        found += [Path(lines[0].strip())] if lines and lines[0].strip() else []
+    for finder in sorted(site.glob("__editable__*finder.py")):
+        mapping = _MAPPING.search(_text(finder))
+        try:
+            places = ast.literal_eval(mapping.group(1)) if mapping else {}
+        except (ValueError, SyntaxError):
+            places = {}
+        if isinstance(places, dict):
+            found += [Path(str(place)) for place in places.values()]
+    return [path for path in found if path.is_absolute()]
+
+
+def _text(path: Path) -> str:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(_SITE_FILE_LIMIT).decode(errors="replace")
+    except OSError:
+        return ""
+
+
 class BubblewrapSandbox:
     """Calls run under `bwrap`; see the module's docstring for what each profile gets."""
 
@@ -96,11 +179,12 @@ class BubblewrapSandbox:
 
     def _toolchains(self, program: str | None = None) -> list[str]:
         """Read-only binds of toolchains that live in a folder the sandbox makes private (a
-        virtual environment under /tmp, say): every PATH entry there, FREE-MAD's own Python
-        environment, and the program itself; a `bin` folder brings its whole prefix."""
+        clone and its virtual environment under /tmp, say): every PATH entry there, what
+        FREE-MAD's own interpreter and the program's need (`interpreter_paths`), and the program
+        itself; a `bin` folder brings its whole prefix."""
         private = [_real(Path(folder)) for folder in (_PRIVATE_TMP, *_PRIVATE_FOLDERS)]
         wanted = [Path(entry) for entry in os.environ.get("PATH", "").split(os.pathsep) if entry]
-        wanted += [Path(sys.prefix)] + ([Path(program).parent] if program else [])
+        wanted += [*_own_paths(), *(interpreter_paths(program) if program else ())]
         args: list[str] = []
         seen: set[Path] = set()
         for folder in wanted:
@@ -108,7 +192,7 @@ class BubblewrapSandbox:
             if place.name == "bin":
                 place = place.parent
             inside = any(place.is_relative_to(p) and place != p for p in private)
-            if inside and place.is_dir() and place not in seen:
+            if inside and place.exists() and place not in seen:
                 seen.add(place)
                 args += ["--ro-bind", str(place), str(place)]
         return args
