@@ -162,6 +162,10 @@ def start(config_path: str, goal: str) -> None:
     show_evolve(state)
     if state.stop_reason == "baseline_failed":  # the seed failed its own judge: nothing was tried
         raise FreemadError(f"the judge fails on the seed, so the run cannot begin: {state.error}")
+    if state.stop_reason == "worker_failed":
+        raise FreemadError(
+            f"run {state.run_id} stopped: its worker failed the same way in a row (above)"
+        )
     if state.stop_reason == "tampered":
         raise FreemadError(
             f"run {state.run_id} stopped: its lineage was tampered with; {state.error}"

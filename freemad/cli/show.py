@@ -222,7 +222,7 @@ def show_evolve(state: EvolveState, *, row: RunRow | None = None) -> None:
     if state.branch:
         click.echo(f"branch: {state.branch}")
     if state.error:
-        click.echo(f"error: {_line(state.error, 300)}")
+        click.echo(f"error: {_line(state.error, 600)}")
     if state.status.value == "waiting_for_human":
         click.echo("\nThe run asks:")
         click.echo(_indented(state.question or ""))

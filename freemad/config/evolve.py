@@ -102,7 +102,7 @@ class StageConfig(StrictModel):
     """One judge stage: a command run in the candidate's worktree that measures components."""
 
     name: Annotated[str, Field(min_length=1)] = Field(
-        description="Unique name of the stage, shown in verdicts and reports."
+        description="Unique name of the stage, shown in verdicts and reports; not starting with <."
     )
     command: str = Field(
         description="Program and arguments, split like a shell would (shlex) but never run by one."
@@ -115,6 +115,14 @@ class StageConfig(StrictModel):
     provides: list[ComponentName] = Field(
         description="Names of the components the stage measures (exit_code: exactly one)."
     )
+
+    @field_validator("name")
+    @classmethod
+    def _not_the_workers(cls, value: str) -> str:
+        # "<worker>" and "<worker reply>" name the worker's own failures (core.evolve_judge).
+        if value.startswith("<"):
+            raise ValueError("a stage's name may not start with '<' (kept for the worker's own)")
+        return value
 
     @field_validator("command")
     @classmethod

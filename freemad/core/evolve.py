@@ -3,6 +3,8 @@ rules (evolve_supervisor). Pure functions over plain data; the runtime does the 
 
 from freemad.core.evolve_judge import (
     COMPONENT_PATTERN,
+    REPLY_STAGE,
+    WORKER_STAGE,
     ComparatorSpec,
     Direction,
     JudgeSpec,
@@ -27,6 +29,7 @@ from freemad.core.evolve_supervisor import (
     StopSpec,
     SupervisorSpec,
     active,
+    broken_worker,
     detect,
     needs_human,
     should_stop,
@@ -34,6 +37,8 @@ from freemad.core.evolve_supervisor import (
 
 __all__ = [
     "COMPONENT_PATTERN",
+    "REPLY_STAGE",
+    "WORKER_STAGE",
     "ComparatorSpec",
     "Detection",
     "Direction",
@@ -51,6 +56,7 @@ __all__ = [
     "Verdict",
     "active",
     "best_ever",
+    "broken_worker",
     "detect",
     "failure_signature",
     "judge",

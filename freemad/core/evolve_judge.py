@@ -210,6 +210,14 @@ def _excerpt(text: str, limit: int = 30) -> str:
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
+# The failed "stage" of a candidate whose worker failed before it changed anything: its tooling
+# (the CLI could not start, crashed, is not logged in or ran out of time), or its reply (one
+# that could not be used). A config's stage cannot be named so (freemad.config.evolve).
+WORKER_STAGE = "<worker>"
+REPLY_STAGE = "<worker reply>"
+WORKER_STAGES = (WORKER_STAGE, REPLY_STAGE)
+
+
 @dataclass(frozen=True, slots=True)
 class Measurement:
     """A candidate as the judge saw it: every stage's components, or the first failure."""
@@ -281,7 +289,9 @@ def judge(
     is worse than the best ever by more than that. The baseline (no incumbent) needs only the
     first two."""
     if not candidate.ok:
-        where = f"stage {candidate.failed_stage}" if candidate.failed_stage else "the judge"
+        stage = candidate.failed_stage
+        where = "the judge" if not stage else f"stage {stage}"
+        where = "the worker" if stage in WORKER_STAGES else where
         return Verdict(False, f"{where} failed: {candidate.reason}")
     for text in config.gate:
         gate = parse_predicate(text)

@@ -42,6 +42,7 @@ from freemad.core.evolve_supervisor import (
     StopSpec,
     SupervisorSpec,
     active,
+    broken_worker,
     cost_cap_reached,
     detect,
     needs_human,
@@ -58,7 +59,8 @@ class Status(str, Enum):
 
 
 # Why a run ends, beyond should_stop's reasons: a person declined to steer it, a person stopped
-# it, or the judge failed on the unmodified seed.
+# it, the judge failed on the unmodified seed, its lineage was tampered with, or the worker's
+# tooling failed the same way in a row (broken_worker).
 END_REASONS = (
     "target",
     "max_iterations",
@@ -68,6 +70,7 @@ END_REASONS = (
     "user",
     "baseline_failed",
     "tampered",
+    "worker_failed",
 )
 
 
@@ -245,6 +248,8 @@ def _paused(state: EvolveState, data: Mapping[str, Any]) -> None:
 
 def _resumed(state: EvolveState, data: Mapping[str, Any]) -> None:
     if state.status is not Status.WAITING:  # a waiting run needs an answer, not a resume
+        if state.stop_reason == "worker_failed":  # mended, one hopes: new evidence is needed
+            state.supervised_after = state.last_judged
         state.status, state.stop_reason = Status.RUNNING, None
 
 
@@ -365,6 +370,8 @@ def next_action(state: EvolveState, supervisor: SupervisorSpec, stop: StopSpec) 
         if reason is None and cost_cap_reached(state.cost_usd, stop):
             return Next("stop", reason="max_total_cost")  # before an intervention spends more
         since = [r for r in state.records if r.iteration > max(state.supervised_after, 0)]
+        if broken_worker(since, supervisor):
+            return Next("stop", reason="worker_failed")
         detection = detect(since, supervisor)
         if detection is not None:
             if needs_human(state.interventions_without_new_best, supervisor):

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from freemad.core.evolve_judge import parse_predicate
+from freemad.core.evolve_judge import WORKER_STAGE, parse_predicate
 
 
 class SupervisorSpec(Protocol):
@@ -66,6 +66,20 @@ def detect(history: Sequence[IterationRecord], config: SupervisorSpec) -> Detect
     if len(window) == config.stall_window and not any(record.admitted for record in window):
         return "stall"
     return None
+
+
+def broken_worker(history: Sequence[IterationRecord], config: SupervisorSpec) -> bool:
+    """True when each of the last `stall_window` records is the same failure of the worker's
+    tooling (the failed stage WORKER_STAGE in its signature). No new direction mends a CLI that cannot run, so the
+    run stops with the cause instead of intervening or asking a person what to try."""
+    window = history[-config.stall_window :]
+    signatures = {record.signature for record in window}
+    return (
+        len(window) == config.stall_window
+        and len(signatures) == 1
+        and signatures.pop().startswith(WORKER_STAGE + ": ")
+        and not any(record.admitted for record in window)
+    )
 
 
 def needs_human(interventions_without_new_best: int, config: SupervisorSpec) -> bool:

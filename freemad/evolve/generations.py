@@ -146,7 +146,7 @@ async def measure(
     diff's artifact id) and its diff; nothing stored."""
     loop = asyncio.get_running_loop()
     data, diff = await loop.run_in_executor(
-        pool, measure_candidate, runner.evolve, runner.sandbox, state, worktree, parent
+        pool, measure_candidate, runner.evolve, runner.sandbox, state, worktree, parent, proposal
     )
     data.pop("version", None)  # only the generation's winner becomes a version
     data.update(

@@ -3,12 +3,14 @@ did recorded, and the verdict (with its commit, when admitted)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from freemad.config.evolve import EvolveConfig, StageConfig
 from freemad.core.evolve import (
+    REPLY_STAGE,
+    WORKER_STAGE,
     Measurement,
     StageOutcome,
     failure_signature,
@@ -80,12 +82,34 @@ def measurement_data(measurement: Measurement) -> dict[str, Any]:
     }
 
 
+# A worker's failures that are its tooling's, not its idea's: no direction mends them.
+_TOOLING = frozenset({"spawn_error", "exit_error", "not_logged_in", "timeout"})
+
+
+def worker_failure(proposal: Mapping[str, Any] | None) -> Measurement | None:
+    """What a candidate whose worker failed measures, when it changed nothing: the worker's
+    failure and its call's status, said as the worker's (its tooling's or its reply's), not
+    the judge's."""
+    if proposal is None or proposal.get("ok", True):
+        return None
+    cause = str(proposal.get("cause") or "failed")
+    summary = str(proposal.get("summary") or "no detail")
+    stage = WORKER_STAGE if cause in _TOOLING else REPLY_STAGE
+    return Measurement(False, {}, stage, f"{summary} ({cause})")
+
+
 def measure_candidate(
-    evolve: EvolveConfig, sandbox: Sandbox, state: EvolveState, lineage: RunLineage, parent: str
+    evolve: EvolveConfig,
+    sandbox: Sandbox,
+    state: EvolveState,
+    lineage: RunLineage,
+    parent: str,
+    proposal: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], str | None]:
     """Restore what is protected, fix the tree, run the stages and decide: the judged
     event's data, and the diff against `parent` to keep (no store writes: a generation calls
-    this from its worker threads). `sandbox` is where the stages run."""
+    this from its worker threads). `sandbox` is where the stages run; `proposal`, the
+    candidate_proposed event's data, says why a candidate that changes nothing does not."""
     judge_cfg = evolve.judge
     protected = judge_cfg.protected_paths
     lineage.restore_protected(protected)
@@ -101,7 +125,8 @@ def measure_candidate(
     incumbent = state.incumbent
     stages: list[dict[str, Any]] = []
     if incumbent is not None and not changed:
-        measurement = Measurement(False, {}, None, "the candidate changes nothing")
+        failed = worker_failure(proposal)
+        measurement = failed or Measurement(False, {}, None, "the candidate changes nothing")
     elif escaping:
         where = ", ".join(escaping[:5])
         measurement = Measurement(False, {}, None, f"symlinks lead out of the worktree: {where}")

@@ -307,6 +307,11 @@ class EvolveRunner:
                 "question": question,
             }
             self.append(run_id, [("waiting_for_human", data)])
+        elif step.action == "stop" and step.reason == "worker_failed":
+            stall = self.evolve.supervisor.stall_window
+            self.append(
+                run_id, [("stopped", {"reason": step.reason, "detail": _broken(state, stall)})]
+            )
         elif step.action == "stop":
             self.append(run_id, [("stopped", {"reason": step.reason})])
         elif step.action == "generation":
@@ -336,13 +341,16 @@ class EvolveRunner:
         self.append(run_id, [("iteration_started", started)])
         lineage.prepare(parent)
         agent: str | None = None
+        proposal: dict[str, Any] | None = None
         if incumbent is not None:
             proposal = await self.variation.propose(
                 self.context(state, number, directives), lineage.worktree, lineage.common
             )
             agent = proposal.get("agent")
             self.append(run_id, [("candidate_proposed", proposal)])
-        judged, diff = measure_candidate(self.evolve, self.sandbox, state, lineage, parent)
+        judged, diff = measure_candidate(
+            self.evolve, self.sandbox, state, lineage, parent, proposal
+        )
         self.keep_diff(state.run_id, judged, diff, f"iteration-{number}.diff")
         judged.update(
             iteration=number, agent=agent, seconds=round(time.monotonic() - started_at, 3)
@@ -478,3 +486,24 @@ class EvolveRunner:
             if self.on_step is not None:
                 self.on_step(kind, data)
         return state
+
+
+# What to do about a worker whose tooling failed the same way in a row, by its call's status.
+_MENDS = {
+    "spawn_error": "check the agent's cli_command and that its program is installed",
+    "not_logged_in": "log the agent's CLI in",
+    "timeout": "raise evolve.worker_budget.timeout_sec, or use a faster agent",
+    "exit_error": "run the agent's command by hand to see its whole error",
+}
+
+
+def _broken(state: EvolveState, window: int) -> str:
+    """The cause of a `worker_failed` stop, from the last verdict, and what mends it."""
+    reason = str(state.judged[state.last_judged]["verdict"]["reason"])
+    cause = reason.rpartition("(")[2].rstrip(")")
+    mend = _MENDS.get(cause, "fix the agent")
+    return (
+        f"{reason}, in each of the last {window} iterations; {mend}, check with 'freemad "
+        f"evolve validate' (it starts every agent where its calls run), then 'freemad evolve "
+        f"resume {state.run_id}'"
+    )

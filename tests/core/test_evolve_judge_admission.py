@@ -10,6 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from freemad.core.evolve import (
+    REPLY_STAGE,
+    WORKER_STAGE,
     Measurement,
     best_ever,
     judge,
@@ -29,6 +31,13 @@ def test_a_failed_stage_rejects() -> None:
 def test_no_stage_at_all_rejects() -> None:
     verdict = judge(measure([]), ok(runtime_ms=5.0), {}, SPEED)
     assert verdict.reason == "the judge failed: no judge stage ran"
+
+
+@pytest.mark.parametrize("stage", [WORKER_STAGE, REPLY_STAGE])
+def test_a_failed_worker_is_said_to_be_the_workers_failure(stage: str) -> None:
+    failure = Measurement(False, {}, stage, "exit status 1: boom")
+    verdict = judge(failure, ok(runtime_ms=5.0), {}, SPEED)
+    assert (verdict.admitted, verdict.reason) == (False, "the worker failed: exit status 1: boom")
 
 
 def test_the_gate_rejects_even_a_faster_candidate() -> None:

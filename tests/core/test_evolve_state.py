@@ -181,3 +181,48 @@ def test_pause_and_user_stop() -> None:
     events.append(("stop_requested", {}))
     state = fold("r", events)
     assert (state.status, state.stop_reason) == (Status.STOPPED, "user")
+
+
+def test_a_worker_whose_tooling_fails_the_same_way_stops_the_run_and_resumes_afresh() -> None:
+    crash = "<worker>: exit status #: ModuleNotFoundError (exit_error)"
+    events = [*baseline(), *judged(1, False, None, crash), *judged(2, False, None, crash)]
+    assert decide(events) == ("intervene", "loop")  # two of three: not yet the whole window
+    events += judged(3, False, None, crash)
+    assert decide(events) == ("stop", "worker_failed")  # before the loop's intervention
+    events.append(("stopped", {"reason": "worker_failed", "detail": "mend it"}))
+    state = fold("r", events)
+    assert (state.status, state.stop_reason, state.error) == (
+        Status.STOPPED,
+        "worker_failed",
+        "mend it",
+    )
+    events.append(("resumed", {}))
+    state = fold("r", events)
+    assert state.supervised_after == 3 and state.stop_reason is None
+    assert decide(events)[0] == "iterate"  # the old evidence is spent: new iterations decide
+    events += judged(4, False, None, crash)
+    events += judged(5, False, None, crash)
+    events += judged(6, False, None, crash)
+    assert decide(events) == ("stop", "worker_failed")
+
+
+def test_only_a_resume_after_a_worker_failure_spends_the_evidence() -> None:
+    events = [*baseline(), *judged(1, True, 5.0), version(1, 5.0)]
+    events += [("stopped", {"reason": "max_iterations"}), ("resumed", {})]
+    assert fold("r", events).supervised_after == 0
+
+
+@pytest.mark.parametrize(
+    "signatures",
+    [
+        ["<worker>: a", "<worker>: a", "<worker>: b"],  # not the same failure
+        ["<worker reply>: a"] * 3,  # a reply may mend with directions
+        ["tests: a"] * 3,  # a judge stage's failure is the candidate's
+        ["worker: a"] * 3,  # a stage a config named "worker"
+    ],
+)
+def test_other_repeated_failures_do_not_stop_the_run(signatures: list[str]) -> None:
+    events = baseline()
+    for n, signature in enumerate(signatures, start=1):
+        events += judged(n, False, None, signature)
+    assert decide(events)[1] != "worker_failed"

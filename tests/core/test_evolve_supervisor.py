@@ -11,6 +11,7 @@ from freemad.core.evolve import (
     Directive,
     IterationRecord,
     active,
+    broken_worker,
     detect,
     needs_human,
     should_stop,
@@ -140,3 +141,28 @@ def test_no_target_and_no_clock_runs_to_max_iterations() -> None:
     config = StopConfig(max_iterations=3)
     assert should_stop(2, 1e9, {"runtime_ms": 0.0}, config) is None
     assert should_stop(3, 0.0, {}, config) == "max_iterations"
+
+
+@pytest.mark.parametrize(
+    ("records", "expected"),
+    [
+        ([IterationRecord(n, False, "<worker>: x") for n in (1, 2, 3, 4)], True),
+        ([IterationRecord(n, False, "<worker>: x") for n in (1, 2, 3)], False),  # window is 4
+        ([BASELINE, *(IterationRecord(n, False, "<worker>: x") for n in (1, 2, 3))], False),
+        (
+            [IterationRecord(n, False, "<worker>: x") for n in (1, 2, 3)]
+            + [IterationRecord(4, False, "<worker>: y")],
+            False,
+        ),
+        ([IterationRecord(n, True, "<worker>: x") for n in (1, 2, 3, 4)], False),
+        ([IterationRecord(n, False, "<worker>:x") for n in (1, 2, 3, 4)], False),
+        ([IterationRecord(n, False, "x<worker>: x") for n in (1, 2, 3, 4)], False),
+        (
+            [IterationRecord(0, False, "tests: x")]
+            + [IterationRecord(n, False, "<worker>: x") for n in (1, 2, 3, 4)],
+            True,
+        ),
+    ],
+)
+def test_broken_worker(records: list[IterationRecord], expected: bool) -> None:
+    assert broken_worker(records, CONFIG) is expected

@@ -376,3 +376,11 @@ def test_the_documented_example_validates() -> None:
     config = EvolveConfig.model_validate(yaml.safe_load(block.group(1))["evolve"])
     assert config.judge.components == ["tests_pass", "runtime_ms"]
     assert config.judge.protected_paths == ["tests", "bench.py"]
+
+
+def test_a_stage_cannot_take_the_name_of_the_workers_own_failures() -> None:
+    said = error(lambda data: data["judge"]["stages"][0].update(name="<worker>"))
+    assert said == (
+        "evolve.yaml: evolve.judge.stages[0].name: a stage's name may not start with '<' "
+        "(kept for the worker's own)"
+    )

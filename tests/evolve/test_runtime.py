@@ -255,7 +255,9 @@ def test_a_worker_that_fails_costs_one_rejected_iteration(tmp_path: Path) -> Non
     [proposed] = h.events(state.run_id, "candidate_proposed")
     assert (proposed["ok"], proposed["cause"]) == (False, "timeout")
     [_, judged] = h.events(state.run_id, "candidate_judged")
-    assert "changes nothing" in judged["verdict"]["reason"]
+    # The worker's failure, not the judge's: it said nothing of the candidate.
+    assert judged["verdict"]["reason"] == "the worker failed: no answer in 900 s (timeout)"
+    assert judged["stages"] == [] and judged["measurement"]["failed_stage"] == "<worker>"
 
 
 def test_bad_starts_are_refused_with_one_line(tmp_path: Path) -> None:
@@ -272,3 +274,55 @@ def test_bad_starts_are_refused_with_one_line(tmp_path: Path) -> None:
         missing.runner.start("faster")
     assert h.store.runs(kind="evolve") == []
     assert os.listdir(tmp_path / "repo" / ".git" / "refs" / "heads") == ["main"]
+
+
+def test_a_worker_that_cannot_run_stops_the_run_with_its_cause(tmp_path: Path) -> None:
+    """The same crash twice in a row is the tooling's, not the idea's: no intervention, no
+    question for a person; the run stops saying why and how to check, and resumes once mended."""
+    from freemad.agents.port import CallResult, CallStatus
+
+    make_repo(tmp_path / "repo")
+    crash = "exit status 1: ModuleNotFoundError: No module named 'freemad.agents'"
+    worker = Worker(
+        "worker",
+        edits=[calc(40), calc(30), calc(20)],
+        reply=lambda _: CallResult(CallStatus.EXIT_ERROR, detail=crash),
+    )
+    config = evolve_config(supervisor={"stall_window": 2, "loop_threshold": 3})
+    h = harness(tmp_path, [worker], config)
+    state = h.runner.start("faster")
+    assert (state.status.value, state.stop_reason) == ("stopped", "worker_failed")
+    assert state.iterations == 2 and len(state.versions) == 1
+    judged = h.events(state.run_id, "candidate_judged")[1:]
+    assert [j["verdict"]["reason"] for j in judged] == [
+        f"the worker failed: {crash} (exit_error)"
+    ] * 2
+    assert "intervention" not in h.kinds(state.run_id)
+    assert "waiting_for_human" not in h.kinds(state.run_id)
+    assert state.error is not None and crash in state.error
+    assert "in each of the last 2 iterations" in state.error
+    assert "freemad evolve validate" in state.error and f"resume {state.run_id}" in state.error
+    # Mended: the same evidence does not stop it again; it works on and admits.
+    worker.reply = None
+    worker.edits = [calc(40), calc(40), calc(30)]
+    resumed = h.runner.resume(state.run_id)
+    assert resumed.stop_reason != "worker_failed" and len(resumed.versions) == 2
+
+
+def test_an_unusable_reply_is_the_workers_failure_and_gets_an_intervention(
+    tmp_path: Path,
+) -> None:
+    from freemad.agents.port import CallResult, CallStatus
+
+    make_repo(tmp_path / "repo")
+    worker = Worker("worker", reply=lambda _: CallResult(CallStatus.OK, "no JSON here"))
+    config = evolve_config(
+        supervisor={"stall_window": 2, "loop_threshold": 3}, stop={"max_iterations": 2}
+    )
+    h = harness(tmp_path, [worker], config)
+    state = h.runner.start("faster")
+    judged = h.events(state.run_id, "candidate_judged")[1:]
+    assert all(j["verdict"]["reason"].startswith("the worker failed: ") for j in judged)
+    assert all(j["measurement"]["failed_stage"] == "<worker reply>" for j in judged)
+    assert state.stop_reason != "worker_failed"  # a reply may mend with new directions
+    assert "intervention" in h.kinds(state.run_id)
