@@ -61,11 +61,37 @@ class _DebateByDefault(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args and ctx.resilient_parsing:  # shell completion of the first word
             return super().parse_args(ctx, args)
+        args = _flags_after_command(args, self.list_commands(ctx))
         if not args or args[0] not in {*self.list_commands(ctx), *_GROUP_OPTIONS}:
             if args and not _is_requirement(args[0]) and not ctx.resilient_parsing:
                 raise UsageError(_unknown_command(args[0], self.list_commands(ctx)))
             args = [_DEFAULT_COMMAND, *args]
         return super().parse_args(ctx, args)
+
+
+# The options most commands share, as people put them before the command (`freemad -v evolve
+# start ...`): moved after it, where the command reads them, or refuses them naming itself.
+_SHARED_FLAGS = {"-v", "--verbose", "-q", "--quiet", "--json", "--text"}
+_SHARED_VALUED = {"-c", "--config"}
+
+
+def _flags_after_command(args: list[str], commands: list[str]) -> list[str]:
+    """`args` with shared options that come before a command word moved behind the rest (before
+    a `--`); unchanged when anything else comes first (a requirement: a debate)."""
+    at = 0
+    while at < len(args):
+        word = args[at]
+        if word in _SHARED_FLAGS or word.startswith(("--config=", "-c=")):
+            at += 1
+        elif word in _SHARED_VALUED and at + 1 < len(args):
+            at += 2
+        else:
+            break
+    if at == 0 or at == len(args) or args[at] not in commands or args[at] == _DEFAULT_COMMAND:
+        return args
+    leading, rest = args[:at], args[at:]
+    end = rest.index("--") if "--" in rest else len(rest)
+    return [*rest[:end], *leading, *rest[end:]]
 
 
 def _is_requirement(first: str) -> bool:

@@ -3,6 +3,7 @@ debate; a requirement is a sentence, or comes after `debate`, or from stdin; `fr
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,37 @@ def test_help_examples_name_no_file_a_wheel_lacks(tmp_path: Path) -> None:
     ):
         text = freemad("help", *words, cwd=tmp_path, home=tmp_path).stdout
         assert "configs/" not in text and "examples/" not in text, (words, text)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-v", "task", "status"],
+        ["--json", "task", "status"],
+        ["-c", "freemad.yaml", "--json", "task", "status"],
+        ["--config=freemad.yaml", "task", "status", "--json"],
+    ],
+)
+def test_shared_options_before_the_command_are_the_commands(
+    tmp_path: Path, args: list[str]
+) -> None:
+    freemad("init", "--mock", cwd=tmp_path, home=tmp_path)
+    freemad("task", "start", "Plan a key-value store.", cwd=tmp_path, home=tmp_path)
+    done = freemad(*args, cwd=tmp_path, home=tmp_path)
+    [task] = json.loads(done.stdout)  # piped, or --json: JSON
+    assert task["status"] == "waiting_for_human" and task["question"]
+
+
+def test_an_option_the_command_lacks_is_refused_naming_the_command(tmp_path: Path) -> None:
+    done = freemad("-q", "task", "status", cwd=tmp_path, home=tmp_path, code=2)
+    assert done.stderr.strip() == (
+        "freemad: error: No such option '-q'. (see 'freemad task status --help')"
+    )
+
+
+def test_an_option_before_a_requirement_is_still_the_debates(tmp_path: Path) -> None:
+    done = freemad("-v", "--rounds", "0", "Write Fibonacci(n).", cwd=tmp_path, home=tmp_path)
+    assert done.stdout.startswith("Winner ")
+    # A requirement that starts with a command's name is not that command.
+    done = freemad("-v", "task status of the day, please", cwd=tmp_path, home=tmp_path)
+    assert done.stdout.startswith("Winner ")
