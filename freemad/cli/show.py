@@ -118,7 +118,8 @@ def task_rows(rows: Sequence[RunRow]) -> None:
             str(r.summary.get("task_type", "task")),
             _task_state({**r.summary, "status": r.status}),
             _when(r.updated_at),
-            _waits_for(r.status, r.summary.get("error")),
+            # Rows written before the rename keep the question as "error".
+            _waits_for(r.status, r.summary.get("question", r.summary.get("error"))),
         ]
         for r in rows
     ]

@@ -143,7 +143,7 @@ class TaskState:
             "goal": self.goal,
             "status": self.status.value,
             "current_stage": self.current_stage,
-            "error": self.question,
+            "question": self.question,
             "iterations": self.iterations,
             "max_total_iterations": self.iteration_cap,
             "roles": self.roles,

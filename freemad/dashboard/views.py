@@ -59,7 +59,7 @@ def task_view(
         "task_type": task_type,
         "status": as_text(folded.get("status")) or status or "unknown",
         "current_stage": current,
-        "question": folded.get("error") if waiting else None,
+        "question": folded.get("question") if waiting else None,
         "iterations": number(folded.get("iterations")),
         "iteration_cap": number(folded.get("max_total_iterations")),
         "roles": sorted(as_map(folded.get("roles")).items()),

@@ -27,7 +27,7 @@ def waiting() -> list[tuple[str, dict[str, Any]]]:
 def test_an_answered_task_waits_no_more_and_redoes_the_reviewed_work() -> None:
     state = fold("t", [*waiting(), ("human_answer", {"text": "Use SQLite."})])
     assert state.status is Status.RUNNING
-    assert state.question is None and state.view()["error"] is None
+    assert state.question is None and state.view()["question"] is None
     assert state.current_stage == "draft_plan"  # the plan is redone with the answer
     assert state.request_feedback() == ["HUMAN_INPUT: Use SQLite."]
 

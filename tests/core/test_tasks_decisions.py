@@ -421,7 +421,7 @@ def test_the_view_shows_the_folded_state() -> None:
         "goal": "g",
         "status": "waiting_for_human",
         "current_stage": "execute",
-        "error": "which?",
+        "question": "which?",
         "iterations": 2,
         "max_total_iterations": 30,
         "roles": CODE_ROLES,

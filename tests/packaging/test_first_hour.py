@@ -131,7 +131,7 @@ def test_a_new_user_from_the_wheel_in_an_empty_folder(wheel_venv: Path, tmp_path
     assert freemad("Write a function that returns Fibonacci(n).").startswith("Winner ")
     # 3. A plan task, to completion with an answer.
     task = json.loads(freemad("task", "start", "Plan a key-value store.", "--json"))
-    assert task["status"] == "waiting_for_human" and task["error"]
+    assert task["status"] == "waiting_for_human" and task["question"]
     freemad("task", "answer", task["task_id"], "Use SQLite.")  # the task goes on with it
     done = json.loads(freemad("task", "status", task["task_id"], "--json"))
     assert done["status"] == "completed"

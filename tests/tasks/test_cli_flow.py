@@ -111,7 +111,7 @@ def test_the_quick_start_waits_for_a_person_then_completes(smoke: Path) -> None:
     task_id = started["task_id"]
     assert started["status"] == "waiting_for_human"
     assert started["current_stage"] == "plan_review"
-    assert started["error"] == "Which storage backend should we use first? (SQLite, Postgres)"
+    assert started["question"] == "Which storage backend should we use first? (SQLite, Postgres)"
     status = json.loads(
         freemad("task", "status", task_id, "--config", "smoke.yaml", "--json", cwd=smoke).stdout
     )
@@ -196,7 +196,7 @@ def test_a_reply_that_is_not_json_is_recorded_and_the_task_asks_for_help(smoke: 
     (smoke / "smoke.yaml").write_text(yaml.safe_dump(config))
     started = start_task(smoke)
     assert started["status"] == "waiting_for_human" and started["current_stage"] == "research"
-    assert "unparseable" in started["error"]
+    assert "unparseable" in started["question"]
 
 
 def test_kill_9_mid_task_then_resume_finishes_without_duplicates(smoke: Path) -> None:

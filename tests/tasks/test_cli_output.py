@@ -75,7 +75,7 @@ def test_json_after_an_answer_no_longer_says_waiting(smoke: Path) -> None:
         "task", "answer", task_id, "Use SQLite.", "-c", "smoke.yaml", "--json", cwd=smoke
     )
     state = json.loads(done.stdout)  # stdout is JSON alone; the acknowledgement is on stderr
-    assert state["status"] == "completed" and state["error"] is None
+    assert state["status"] == "completed" and state["question"] is None
     assert "answer recorded" in done.stderr
     # A resume after that (the old two-step way) shows the completed task and succeeds.
     again = freemad("task", "resume", task_id, "-c", "smoke.yaml", "--json", cwd=smoke)
@@ -86,7 +86,7 @@ def test_json_after_an_answer_no_longer_says_waiting(smoke: Path) -> None:
 def test_programs_get_json_without_asking(smoke: Path) -> None:
     """stdout not a terminal: the JSON scripts have always read, `task_id` first of all."""
     out = freemad("task", "start", "--config", "smoke.yaml", GOAL, cwd=smoke).stdout
-    assert json.loads(out)["error"] == QUESTION
+    assert json.loads(out)["question"] == QUESTION
     listed = json.loads(freemad("task", "list", "--config", "smoke.yaml", cwd=smoke).stdout)
     assert [t["status"] for t in listed] == ["waiting_for_human"]
 
