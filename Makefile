@@ -42,6 +42,11 @@ unit: venv
 
 test: venv agent-clis github-descriptions lint types unit
 
+# The README's quick start run literally from a clone under /tmp (scripts/quickstart.py).
+.PHONY: quickstart
+quickstart: venv
+	$(BIN)/python scripts/quickstart.py
+
 demo: venv
 	$(BIN)/freemad "Write a function that returns Fibonacci(n)." --rounds 1
 
