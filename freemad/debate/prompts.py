@@ -11,7 +11,10 @@ from pathlib import Path
 
 import jinja2
 
+from freemad.core.replies import prompt_lines
+
 TRUNCATION_MARK = "[... {n} characters cut by FREE-MAD to fit the token budget ...]"
+_COMPACT = "critique_compact.j2"
 
 
 def estimate_tokens(text: str) -> int:
@@ -60,6 +63,7 @@ class PromptBook:
         # A round's answers, defanged once: every agent's prompt shows the same peers' answers.
         self._defanged: dict[str, str] = {}
         self._defanged_round = -1
+        self._own_text: dict[str, frozenset[str]] = {}
 
     def _defang(self, text: str) -> str:
         found = self._defanged.get(text)
@@ -86,11 +90,12 @@ class PromptBook:
         peers' answers share what the template and the agent's own answer leave: answers shorter
         than an equal share stay whole, the others are cut to one length. Cuts are marked.
         """
-        template = self.env.get_template("critique.j2")
         if round_no != self._defanged_round:
             self._defanged, self._defanged_round = {}, round_no
         requirement, own = self._defang(requirement), _defanged(own, self._defang)
         peers = [_defanged(peer, self._defang) for peer in peers]
+        name = self._critique_template(requirement, round_no, len(peers), max_tokens)
+        template = self.env.get_template(name)
 
         def render(limit: int | None) -> str:
             return template.render(
@@ -104,6 +109,9 @@ class PromptBook:
         if max_tokens is None and max_chars is not None and _chars(own, peers) > max_chars:
             # The answers alone pass the bound: no need to render them whole first.
             return fair_fit(self._renderer(requirement, round_no), own, peers, max_chars), True
+        if name == _COMPACT:  # a small model: its reasoning goes, its answers stay as they fit
+            own = replace(own, reasoning="")
+            peers = [replace(peer, reasoning="") for peer in peers]
         prompt = render(None)
         cut = False
         if max_tokens is not None and estimate_tokens(prompt) > max_tokens:
@@ -117,14 +125,26 @@ class PromptBook:
             prompt, cut = render(low), True
         if max_chars is not None and len(prompt) > max_chars:
             limit = max_chars if max_tokens is None else min(max_chars, 4 * max_tokens)
-            prompt = fair_fit(self._renderer(requirement, round_no), own, peers, limit)
+            prompt = fair_fit(self._renderer(requirement, round_no, name), own, peers, limit)
             cut = True
         return prompt, cut
 
+    def _critique_template(
+        self, requirement: str, round_no: int, peers: int, max_tokens: int | None
+    ) -> str:
+        """The critique template: the compact one when the full one's own text, with nothing
+        in its answers, would take more than half of `max_tokens` (a model with a small
+        context window), so that the answers keep the other half."""
+        if max_tokens is None:
+            return "critique.j2"
+        blank = ShownAnswer("A", "", "")
+        overhead = estimate_tokens(self._renderer(requirement, round_no)(blank, [blank] * peers))
+        return _COMPACT if 2 * overhead > max_tokens else "critique.j2"
+
     def _renderer(
-        self, requirement: str, round_no: int
+        self, requirement: str, round_no: int, name: str = "critique.j2"
     ) -> Callable[[ShownAnswer, Sequence[ShownAnswer]], str]:
-        template = self.env.get_template("critique.j2")
+        template = self.env.get_template(name)
 
         def render(own: ShownAnswer, peers: Sequence[ShownAnswer]) -> str:
             return template.render(
@@ -166,6 +186,29 @@ class PromptBook:
 
     def clarify(self, prompt: str, problem: str) -> str:
         return self.env.get_template("clarify.j2").render(prompt=prompt, problem=problem)
+
+    def window_cap(self, window: int | None) -> int | None:
+        """The prompt tokens a model with a `window`-token context takes: a quarter of it is
+        kept for the reply, and room for the retry's note, so the retry fits too."""
+        if window is None:
+            return None
+        note = estimate_tokens(self.clarify("", "x" * 120))
+        return max(window * 3 // 4 - note, 1)
+
+    def own_text(self, mode: str) -> frozenset[str]:
+        """The lines of the `mode` prompt's own text (instructions, example, the retry's note),
+        without the requirement or any answer: what a reply that merely echoes it is made of."""
+        found = self._own_text.get(mode)
+        if found is None:
+            blank = ShownAnswer("", "", "")
+            if mode == "critique":
+                prompt = self._renderer("", 1)(blank, [blank])
+                prompt += "\n" + self._renderer("", 1, _COMPACT)(blank, [blank])
+            else:
+                prompt = self.generate("")
+            found = prompt_lines(prompt + "\n" + self.clarify("", ""))
+            self._own_text[mode] = found
+        return found
 
 
 def unforgeable_fence(texts: Sequence[str]) -> str:

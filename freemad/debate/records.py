@@ -20,6 +20,9 @@ class Response(Record):
     solution: str = ""
     reasoning: str = ""
     decision: Literal["keep", "revise"] | None = None
+    # How a reply outside the contract was read (core.replies.recover); left out of the
+    # transcript when None, as it was before there was such a reading.
+    recovered: str | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class Failure(Record):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import math
 import time
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from freemad import runner
 from freemad.agents.port import AgentPort
+from freemad.agents.presets import context_window
 from freemad.config.load import config_digest
 from freemad.config.models import AgentConfig, FreemadConfig, Mode
 from freemad.core.events import EventLog, EventSink
@@ -313,6 +315,8 @@ class _Debate:
                     mode,
                     prompts[agent_id][0],
                     deadlines.hard_at,
+                    self.outcome.holdings[agent_id].solution if round_no else "",
+                    functools.partial(self._refit, agent_id, round_no) if round_no else None,
                 )
             )
             for agent_id in participants
@@ -323,7 +327,7 @@ class _Debate:
             turn = self._collect(agent_id, round_no, task, cut, started)
             turn.peers_assigned = list(self.peers[agent_id]) if round_no else []
             turn.peers_seen = seen.get(agent_id, [])
-            turn.truncated_prompt = prompts[agent_id][1]
+            turn.truncated_prompt = turn.truncated_prompt or prompts[agent_id][1]
             turns[agent_id] = turn
         # An agent stopped by its own time limit at the budget's end was cut by the budget too.
         budget_cut = cut == BUDGET_CUT or (
@@ -361,7 +365,14 @@ class _Debate:
         )
         return record, budget_cut
 
-    def _critique_prompt(self, agent_id: str, round_no: int) -> tuple[tuple[str, bool], list[str]]:
+    def _refit(self, agent_id: str, round_no: int, cap: int) -> str:
+        return self._critique_prompt(agent_id, round_no, cap)[0][0]
+
+    def _critique_prompt(
+        self, agent_id: str, round_no: int, tighter: int | None = None
+    ) -> tuple[tuple[str, bool], list[str]]:
+        """The agent's critique prompt, cut to the least of its model's window, the budget's
+        cap and `tighter` (a retry after the model said the prompt was past its context)."""
         holdings = self.outcome.holdings
         visible = [p for p in self.peers[agent_id] if p in holdings]
         labels = dict(zip(visible, self.labels, strict=False))
@@ -369,14 +380,19 @@ class _Debate:
             ShownAnswer(labels[p], holdings[p].solution, holdings[p].reasoning) for p in visible
         ]
         own = holdings[agent_id]
+        budget = self.config.budget
+        caps = [
+            self.prompts.window_cap(context_window(self.agents[agent_id])),
+            budget.max_tokens_per_agent_per_round if budget.enable_token_truncation else None,
+            tighter,
+        ]
+        known = [cap for cap in caps if cap is not None]
         prompt = self.prompts.critique(
             self.requirement,
             round_no,
             ShownAnswer("you", own.solution, own.reasoning),
             shown,
-            self.config.budget.max_tokens_per_agent_per_round
-            if self.config.budget.enable_token_truncation
-            else None,
+            min(known) if known else None,
             self.config.debate.max_prompt_chars,
         )
         return prompt, visible

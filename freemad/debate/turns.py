@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -12,10 +13,14 @@ from freemad.config.models import AgentConfig, FreemadConfig, Mode
 from freemad.core.events import EventLog
 from freemad.core.replies import (
     Critique,
+    Decision,
     Generation,
     ReplyFormatError,
+    degenerate,
+    echoes,
     parse_critique,
     parse_generation,
+    recover,
 )
 from freemad.debate.cache import ResponseCache, cache_key
 from freemad.debate.prompts import PromptBook, estimate_tokens, truncate
@@ -74,11 +79,18 @@ async def take_turn(
     mode: Mode,
     prompt: str,
     hard_at: float,
+    own_solution: str = "",
+    refit: Callable[[int], str] | None = None,
 ) -> AgentTurn:
+    """One agent's call (and its one retry) in a round; `own_solution`, in a critique round,
+    is the answer it holds; `refit(cap)` renders its prompt again within `cap` estimated
+    tokens, for a model that said the prompt was past its context."""
     async with ctx.limiter:
         started = ctx.clock()
         ctx.events.emit("agent_started", round=round_no, agent=agent.id, mode=mode.value)
-        turn = await _attempts(ctx, port, agent, round_no, mode, prompt, hard_at)
+        turn = await _attempts(
+            ctx, port, agent, round_no, mode, prompt, hard_at, own_solution, refit
+        )
         turn.duration_ms = int((ctx.clock() - started) * 1000)
     ctx.events.emit(
         "agent_finished",
@@ -100,12 +112,14 @@ async def _attempts(
     mode: Mode,
     prompt: str,
     hard_at: float,
+    own_solution: str,
+    refit: Callable[[int], str] | None,
 ) -> AgentTurn:
     usage = Usage()
     turn = AgentTurn(agent_id=agent.id, round=round_no, status="failed")
-    problem = ""
+    problem, shorter = "", ""
     for attempt in (1, 2):
-        sent = prompt if attempt == 1 else ctx.prompts.clarify(prompt, problem)
+        sent = prompt if attempt == 1 else shorter or ctx.prompts.clarify(prompt, problem)
         key = (
             cache_key(agent=agent.model_dump(mode="json"), mode=mode.value, prompt=sent)
             if ctx.cache
@@ -131,9 +145,26 @@ async def _attempts(
             log.warning(
                 "agent %s round %d: %s: %s", agent.id, round_no, result.status.value, result.detail
             )
+            if result.status is CallStatus.CONTEXT_EXCEEDED and attempt == 1 and refit:
+                cap = tighter_cap(ctx.prompts, result.detail, sent)
+                shorter = refit(cap)
+                if estimate_tokens(shorter) < estimate_tokens(sent):
+                    turn.truncated_prompt = True
+                    log.warning(
+                        "agent %s round %d: again, cut to %d tokens", agent.id, round_no, cap
+                    )
+                    continue
             break
         try:
-            response = parse_reply(mode, result.text, ctx.config)
+            own_text = ctx.prompts.own_text(mode.value)
+            response = parse_reply(
+                mode,
+                result.text,
+                ctx.config,
+                own_text,
+                own_solution,
+                free_form=agent.free_form_replies,
+            )
         except ReplyFormatError as exc:
             problem = str(exc)
             turn.error = Failure(cause="unparseable", detail=problem)
@@ -147,21 +178,67 @@ async def _attempts(
     return turn
 
 
-def parse_reply(mode: Mode, text: str, config: FreemadConfig) -> Response:
-    """A reply in the debate contract, held to the size limits; ReplyFormatError otherwise."""
+def parse_reply(
+    mode: Mode,
+    text: str,
+    config: FreemadConfig,
+    own_text: frozenset[str] = frozenset(),
+    own_solution: str = "",
+    *,
+    free_form: bool = False,
+) -> Response:
+    """A reply in the debate contract, or, `free_form`, with no marker at all (`recover`: a
+    critique then keeps `own_solution` when it is that answer again, else revises to it), held to the size
+    limits, that is an answer: neither the prompt's `own_text` again (`PromptBook.own_text`)
+    nor one line repeated. ReplyFormatError otherwise."""
     limits = config.security
     parsed: Generation | Critique
-    if mode is Mode.CRITIQUE:
+    recovered = None
+    free = recover(text) if free_form else None
+    if free is not None and mode is Mode.CRITIQUE:
+        keep = " ".join(free.split()) == " ".join(own_solution.split())
+        parsed = Critique(Decision.KEEP, None, "") if keep else Critique(Decision.REVISE, free, "")
+        recovered = (
+            f"no DECISION: line; the whole reply {'is' if keep else 'revises to'} its answer"
+        )
+    elif free is not None:
+        parsed, recovered = (
+            Generation(free, ""),
+            "no SOLUTION: line; the whole reply is the solution",
+        )
+    elif mode is Mode.CRITIQUE:
         parsed = parse_critique(text)
-        solution = parsed.revised_solution or ""
-        decision = parsed.decision.value
     else:
         parsed = parse_generation(text)
+    if isinstance(parsed, Critique):
+        solution, decision = parsed.revised_solution or "", parsed.decision.value
+    else:
         solution, decision = parsed.solution, None
+    sections = [solution, parsed.reasoning] if solution else [parsed.reasoning]
+    problem = echoes(sections, own_text) or (degenerate(solution) if solution else None)
+    if problem is not None:
+        raise ReplyFormatError(problem)
     if len(solution) > limits.max_solution_size:
         raise ReplyFormatError(
             f"the solution has {len(solution)} characters, over security.max_solution_size "
             f"({limits.max_solution_size})"
         )
     reasoning = truncate(parsed.reasoning, limits.max_critique_size)
-    return Response(solution=solution, reasoning=reasoning, decision=decision)
+    return Response(solution=solution, reasoning=reasoning, decision=decision, recovered=recovered)
+
+
+_WINDOW = re.compile(r"context (?:window|length)\D{0,12}?(\d+)", re.IGNORECASE)
+_REQUESTED = re.compile(r"requested\D{0,12}?(\d+)|(\d+) tokens?\b", re.IGNORECASE)
+
+
+def tighter_cap(prompts: PromptBook, detail: str, sent: str) -> int:
+    """A cap, in estimated tokens, for a prompt the model refused as past its context: its
+    window as the error gives it (`window_cap`), scaled by how far the estimate of `sent`
+    fell short of the tokens the model counted; half of `sent` when the error says neither."""
+    estimated = estimate_tokens(sent)
+    window = _WINDOW.search(detail)
+    cap = prompts.window_cap(int(window.group(1))) if window else None
+    requested = next((int(n) for m in _REQUESTED.finditer(detail) for n in m.groups() if n), None)
+    if cap is not None and requested and window and requested != int(window.group(1)):
+        cap = cap * estimated // requested
+    return max(min(cap if cap is not None else estimated // 2, estimated - 1), 1)

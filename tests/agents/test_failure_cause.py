@@ -83,3 +83,18 @@ def test_a_cli_that_prints_its_usage_is_summarised_by_the_line_after_it(tmp_path
     body = f"import sys\nsys.stderr.write({YARGS!r})\nsys.exit(1)\n"
     result = asyncio.run(crashing_agent(tmp_path, body).call(CallRequest(Mode.GENERATE, "", 30)))
     assert result.detail == "exit status 1: Unknown arguments: safe-mode, safeMode"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Error: Requested tokens (1350) exceed context window of 512",
+        "Error: This model's maximum context length is 8192 tokens.",
+        "API Error: 400 prompt is too long: 210000 tokens > 200000 maximum",
+    ],
+)
+def test_a_prompt_past_the_models_context_is_classified_as_such(tmp_path: Path, said: str) -> None:
+    body = f"import sys\nsys.stderr.write('warming up\\n' + {said!r} + '\\n')\nsys.exit(1)\n"
+    result = asyncio.run(crashing_agent(tmp_path, body).call(CallRequest(Mode.GENERATE, "", 30)))
+    assert result.status is CallStatus.CONTEXT_EXCEEDED
+    assert result.detail == f"exit status 1: {said}"

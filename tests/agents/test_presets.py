@@ -313,3 +313,18 @@ def test_gemini_error_object_on_stderr_gives_the_detail(fake_bin: FakeBin) -> No
     result = asyncio.run(agent.call(CallRequest(Mode.GENERATE, PROMPT, 30)))
     assert result.status is CallStatus.NOT_LOGGED_IN
     assert "Please set an Auth method" in result.detail, result.detail
+
+
+def test_the_context_window_is_the_configs_else_what_the_preset_knows() -> None:
+    from freemad.agents.presets import context_window
+    from freemad.config import parse_config
+
+    config = parse_config(
+        "agents:\n"
+        "  - {id: a, type: llm, cli_args: {-m: SmolLM2}}\n"
+        "  - {id: b, type: llm, cli_args: {--model: smollm2}, context_window: 2048}\n"
+        "  - {id: c, type: llm, cli_args: {-m: gpt-4o}}\n"
+        "  - {id: d, type: generic, cli_command: python x.py, cli_args: {-m: SmolLM2}}\n"
+        "security: {cli_allowed_commands: [llm, python]}\n"
+    )
+    assert [context_window(agent) for agent in config.agents] == [512, 2048, None, None]

@@ -1,0 +1,136 @@
+"""What real models do to the contract, held in the debate: they echo the prompt, repeat one
+line, ignore the format, and refuse prompts past their context window. Each has one outcome."""
+
+from __future__ import annotations
+
+from freemad.agents.port import CallResult, CallStatus
+from freemad.debate import run_debate
+from freemad.debate.prompts import PromptBook, estimate_tokens
+from freemad.debate.turns import tighter_cap
+from tests.conftest import ScriptedAgent, generation, keep, make_config, scripted_config
+
+
+def agents(**scripts: list[str | CallResult]) -> dict[str, ScriptedAgent]:
+    return {name: ScriptedAgent(name).script(*replies) for name, replies in scripts.items()}
+
+
+# What SmolLM2-135M gave back for the old prompt's angle-bracket slots, and what a small model
+# copies of the new prompt's filled example.
+OLD_ECHO = "SOLUTION:\n" + "<your complete answer to the requirement>\n\nSOLUTION:\n" * 20
+REPEATED = "SOLUTION:\n" + "The answer is five.\n" * 10
+EXAMPLE_COPY = (
+    "SOLUTION:\n24\n\nREASONING:\n"
+    "A spider has 8 legs, and 3 times 8 is 24; adding 8 three times gives 24 too.\n"
+)
+
+
+def test_an_echo_of_the_prompt_or_one_line_repeated_is_never_an_answer() -> None:
+    ports = agents(
+        x=[EXAMPLE_COPY, REPEATED],
+        y=[generation("B"), keep()],
+        z=[generation("C"), keep()],
+    )
+    result = run_debate("q", scripted_config(ports), rounds=1, agents=ports)
+    turn = result.transcript[0].agents["x"]
+    assert turn.status == "failed" and turn.error is not None and turn.attempts == 2
+    assert turn.error.detail == "the solution repeats one line 10 times ('The answer is five.')"
+    # The retry told the model what was wrong with the first reply.
+    assert (
+        "the reply repeats the prompt's own text (1 of its 1 lines)" in ports["x"].calls[1].prompt
+    )
+    assert len(result.scores) == 2
+    ports = agents(x=[OLD_ECHO, OLD_ECHO], y=[generation("B"), keep()])
+    result = run_debate("q", scripted_config(ports), rounds=0, agents=ports)
+    error = result.transcript[0].agents["x"].error
+    assert error is not None
+    assert (
+        error.detail
+        == "the reply repeats the prompt's own text (20 of its 40 lines) instead of answering"
+    )
+
+
+def free_form_config(ports: dict[str, ScriptedAgent], **agent: object) -> object:
+    return make_config(
+        [
+            {"id": name, "cli_command": "scripted", "free_form_replies": True, **agent}
+            for name in ports
+        ]
+    )
+
+
+def test_a_free_form_agent_without_markers_is_read_and_said_to_be() -> None:
+    code = "```python\ndef fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n```"
+    ports = agents(
+        x=[f"Here you go:\n{code}\n", "I still think so.\nMy answer stands."],
+        y=[generation("B"), keep()],
+    )
+    result = run_debate("q", free_form_config(ports), rounds=1, agents=ports)
+    first, second = (result.transcript[r].agents["x"] for r in (0, 1))
+    assert first.status == "ok" and first.response is not None
+    assert first.response.solution == f"Here you go:\n{code}"
+    assert first.response.recovered == "no SOLUTION: line; the whole reply is the solution"
+    assert second.response is not None and second.response.decision == "revise"
+    assert second.response.recovered == "no DECISION: line; the whole reply revises to its answer"
+    # Not free-form: the same reply is unparseable, as the contract says.
+    ports = agents(x=["Here you go, no markers", "still none"], y=[generation("B"), keep()])
+    strict = run_debate("q", scripted_config(ports), rounds=1, agents=ports)
+    assert strict.transcript[0].agents["x"].status == "failed"
+
+
+def test_a_free_form_critique_that_repeats_its_answer_keeps_it() -> None:
+    ports = agents(
+        x=["SOLUTION:\nfour\n\nREASONING:\ncounted", "  four  \n"], y=[generation("B"), keep()]
+    )
+    result = run_debate("q", free_form_config(ports), rounds=1, agents=ports)
+    turn = result.transcript[1].agents["x"]
+    assert turn.action == "keep" and turn.response is not None
+    assert turn.response.recovered == "no DECISION: line; the whole reply is its answer"
+
+
+def test_a_prompt_past_the_context_is_cut_and_sent_once_more() -> None:
+    refused = CallResult(
+        CallStatus.CONTEXT_EXCEEDED,
+        detail="exit status 1: Error: Requested tokens (1350) exceed context window of 512",
+    )
+    long = "x" * 3000
+    ports = agents(
+        a=[generation(long), refused, keep()],
+        b=[generation("B" * 3000), keep()],
+    )
+    result = run_debate("q", scripted_config(ports), rounds=1, agents=ports)
+    turn = result.transcript[1].agents["a"]
+    assert turn.status == "ok" and turn.attempts == 2 and turn.truncated_prompt
+    first, again = ports["a"].calls[1].prompt, ports["a"].calls[2].prompt
+    assert estimate_tokens(again) < estimate_tokens(first) and "cut by FREE-MAD" in again
+    # Refused twice, it fails with the cause named; it is never retried a third time.
+    ports = agents(a=[generation(long), refused, refused], b=[generation("B"), keep()])
+    result = run_debate("q", scripted_config(ports), rounds=1, agents=ports)
+    turn = result.transcript[1].agents["a"]
+    assert turn.error is not None and turn.error.cause == "context_exceeded"
+    assert len(ports["a"].calls) == 3
+
+
+def test_a_known_small_window_gets_the_compact_prompt_within_it() -> None:
+    ports = agents(a=[generation("A" * 4000), keep()], b=[generation("B" * 4000), keep()])
+    config = make_config(
+        [{"id": n, "cli_command": "scripted", "context_window": 512} for n in ports]
+    )
+    result = run_debate("q", config, rounds=1, agents=ports)
+    prompt = ports["a"].calls[1].prompt
+    book = PromptBook("anti_conformity")
+    assert estimate_tokens(prompt) <= (book.window_cap(512) or 0)
+    assert prompt.startswith("Critique round 1 of a debate") and "DECISION:" in prompt
+    assert result.transcript[1].agents["a"].truncated_prompt
+    # The retry's note fits in what the cap leaves.
+    assert estimate_tokens(book.clarify(prompt, "x" * 120)) <= 512 * 3 // 4
+
+
+def test_the_cap_after_a_refusal_follows_what_the_model_counted() -> None:
+    book = PromptBook("anti_conformity")
+    sent = "x" * 4000  # estimated 1000 tokens
+    said = "Error: Requested tokens (2000) exceed context window of 512"
+    window = book.window_cap(512) or 0
+    assert tighter_cap(book, said, sent) == window * 1000 // 2000  # it counted twice as many
+    assert tighter_cap(book, "maximum context length is 512 tokens", sent) == window
+    assert tighter_cap(book, "prompt is too long", sent) == 500
+    assert tighter_cap(book, "context window of 100000", sent) == 999  # always shorter
