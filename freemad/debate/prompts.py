@@ -14,6 +14,8 @@ import jinja2
 from freemad.core.replies import prompt_lines
 
 TRUNCATION_MARK = "[... {n} characters cut by FREE-MAD to fit the token budget ...]"
+# The most of a parse problem the retry's note quotes, so the note has a known size.
+PROBLEM_CHARS = 200
 _COMPACT = "critique_compact.j2"
 
 
@@ -185,15 +187,26 @@ class PromptBook:
         return fair_fit(render, winner, critiques, max_chars), True
 
     def clarify(self, prompt: str, problem: str) -> str:
+        """`prompt` again, with a note naming what was wrong with the reply (at most
+        PROBLEM_CHARS of it), so that the note is never longer than `retry_room` allows."""
+        if len(problem) > PROBLEM_CHARS:
+            problem = problem[: PROBLEM_CHARS - 3] + "..."
         return self.env.get_template("clarify.j2").render(prompt=prompt, problem=problem)
+
+    def retry_room(self) -> int:
+        """The estimated tokens the retry's note adds to a prompt, at most: a cap on the first
+        prompt less this keeps the retry within the cap too."""
+        return estimate_tokens(self.clarify("", "x" * PROBLEM_CHARS)) + 1
+
+    def prompt_cap(self, budget: int | None) -> int | None:
+        """The first prompt's cap under a `budget` of estimated tokens per call: what leaves
+        room for the retry's note, so that no call, the retry included, passes the budget."""
+        return None if budget is None else max(budget - self.retry_room(), 1)
 
     def window_cap(self, window: int | None) -> int | None:
         """The prompt tokens a model with a `window`-token context takes: a quarter of it is
         kept for the reply, and room for the retry's note, so the retry fits too."""
-        if window is None:
-            return None
-        note = estimate_tokens(self.clarify("", "x" * 120))
-        return max(window * 3 // 4 - note, 1)
+        return None if window is None else self.prompt_cap(window * 3 // 4)
 
     def own_text(self, mode: str) -> frozenset[str]:
         """The lines of the `mode` prompt's own text (instructions, example, the retry's note),

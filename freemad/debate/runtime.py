@@ -383,7 +383,9 @@ class _Debate:
         budget = self.config.budget
         caps = [
             self.prompts.window_cap(context_window(self.agents[agent_id])),
-            budget.max_tokens_per_agent_per_round if budget.enable_token_truncation else None,
+            self.prompts.prompt_cap(
+                budget.max_tokens_per_agent_per_round if budget.enable_token_truncation else None
+            ),
             tighter,
         ]
         known = [cap for cap in caps if cap is not None]

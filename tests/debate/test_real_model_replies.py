@@ -134,3 +134,28 @@ def test_the_cap_after_a_refusal_follows_what_the_model_counted() -> None:
     assert tighter_cap(book, "maximum context length is 512 tokens", sent) == window
     assert tighter_cap(book, "prompt is too long", sent) == 500
     assert tighter_cap(book, "context window of 100000", sent) == 999  # always shorter
+
+
+def test_the_retry_after_an_unparseable_reply_stays_within_the_budget() -> None:
+    # A 512-token model under budget.max_tokens_per_agent_per_round: 300: the first critique
+    # prompt fitted and the retry, with its note, passed both (issue 42: 525 > 512).
+    long_problem = "not markers " * 50  # the problem the note names is bounded too
+    ports = agents(
+        a=[generation("A" * 4000), long_problem, long_problem],
+        b=[generation("B" * 4000), keep()],
+    )
+    config = make_config(
+        [{"id": n, "cli_command": "scripted", "context_window": 512} for n in ports],
+        budget={"max_tokens_per_agent_per_round": 300},
+    )
+    result = run_debate("q", config, rounds=1, agents=ports)
+    turn = result.transcript[1].agents["a"]
+    assert turn.attempts == 2 and turn.error is not None and turn.error.cause == "unparseable"
+    first, retry = ports["a"].calls[1].prompt, ports["a"].calls[2].prompt
+    assert "could not be parsed" in retry and first in retry
+    assert [estimate_tokens(p) <= 300 for p in (first, retry)] == [True, True]
+    # Without a window of its own, the budget alone bounds both calls the same way.
+    ports = agents(a=[generation("A" * 4000), "no", "no"], b=[generation("B" * 4000), keep()])
+    config = scripted_config(ports, budget={"max_tokens_per_agent_per_round": 300})
+    run_debate("q", config, rounds=1, agents=ports)
+    assert max(estimate_tokens(call.prompt) for call in ports["a"].calls[1:]) <= 300
