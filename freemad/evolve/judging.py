@@ -4,9 +4,11 @@ did recorded, and the verdict (with its commit, when admitted)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from freemad.agents.outputs import cause_line
 from freemad.config.evolve import EvolveConfig, StageConfig
 from freemad.core.evolve import (
     REPLY_STAGE,
@@ -50,10 +52,12 @@ def run_stages(
         result = sandbox.run(stage.command_words, worktree, stage.timeout_sec, seen)
         if result.exit_code is None and not result.timed_out:
             # Never started (a missing program, an unusable container runtime): say which.
-            why = result.stderr.strip().splitlines()[0] if result.stderr.strip() else "not run"
-            outcome = StageOutcome(stage.name, False, {}, why)
+            outcome = StageOutcome(stage.name, False, {}, cause_line(result.stderr) or "not run")
         else:
             outcome = parse_stage(stage, result.exit_code, result.stdout, result.timed_out)
+            cause = cause_line(result.stderr) if result.exit_code else ""
+            if cause:  # "exited with status 1" alone hides the cause a failed stage printed
+                outcome = replace(outcome, reason=f"{outcome.reason}: {cause}")
         outcomes.append(outcome)
         records.append(
             {

@@ -177,6 +177,40 @@ class BubblewrapSandbox:
                 args += ["--tmpfs", folder]
         return args
 
+    def _bound_back(self, program: str | None = None) -> list[Path]:
+        """The places inside the private folders that `_toolchains` binds back."""
+        args = self._toolchains(program)
+        return [Path(args[i + 1]) for i, word in enumerate(args) if word == "--ro-bind"]
+
+    def hidden_program(self, argv: Sequence[str], cwd: Path, view: View) -> str | None:
+        """Why `argv` cannot start in a code call: its program, or the interpreter its `#!`
+        line names, lives in a folder the sandbox makes private (/tmp, /var/tmp, /dev/shm)
+        and is not bound back; None when neither does. (A bare `execvp: No such file or
+        directory` from inside the sandbox says nothing of why.)"""
+        if not argv:
+            return None
+        word = argv[0]
+        located = shutil.which(word) if os.sep not in word else str(cwd / word)
+        if located is None:
+            return None
+        program = Path(located)
+        private = [_real(Path(folder)) for folder in (_PRIVATE_TMP, *_PRIVATE_FOLDERS)]
+        seen = [*self._bound_back(), *(_real(f) for f in (*view.writable, *view.read_only))]
+        interpreter = _shebang(program)
+        for path, what in ((program, word), (interpreter, f"{word}'s #! interpreter")):
+            if path is None:
+                continue
+            place = _real(path)
+            folder = next((p for p in private if place.is_relative_to(p)), None)
+            if folder is None or any(place.is_relative_to(s) for s in seen):
+                continue
+            return (
+                f"{what} {path} lives under {folder}, which the sandbox makes private for each "
+                f"call; install it outside {folder}, or put its folder on PATH (PATH's folders "
+                "are bound back, read-only)"
+            )
+        return None
+
     def _toolchains(self, program: str | None = None) -> list[str]:
         """Read-only binds of toolchains that live in a folder the sandbox makes private (a
         clone and its virtual environment under /tmp, say): every PATH entry there, what
@@ -274,7 +308,7 @@ class BubblewrapSandbox:
     # --- running ------------------------------------------------------------------------------
 
     def run(self, argv: Sequence[str], cwd: Path, timeout: float, view: View) -> CommandResult:
-        problem = self.problem()
+        problem = self.problem() or self.hidden_program(argv, cwd, view)
         if problem is not None:
             return CommandResult(list(argv), None, "", f"not run: {problem}", False, 0.0)
         with self._filter() as fds:

@@ -54,7 +54,9 @@ def test_a_real_speedup_is_admitted_with_its_true_score_and_nothing_else(tmp_pat
     ]
     verdicts = {d["iteration"]: d["verdict"] for d in h.events(state.run_id, "candidate_judged")}
     assert [verdicts[n]["admitted"] for n in range(6)] == [True, True, False, False, False, True]
-    assert verdicts[2]["reason"] == "stage tests failed: exited with status 1"
+    assert verdicts[2]["reason"] == (
+        "stage tests failed: exited with status 1: AssertionError: add(2, 3) is wrong"
+    )
     assert "changes nothing" in verdicts[3]["reason"]
     assert "not better" in verdicts[4]["reason"]
 

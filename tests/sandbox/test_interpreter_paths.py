@@ -3,6 +3,8 @@ its prefix and whatever that prefix's site-packages puts on the import path."""
 
 from __future__ import annotations
 
+import os
+import shlex
 import shutil
 import stat
 import subprocess
@@ -139,3 +141,52 @@ def test_health_checks_where_the_debate_runs_its_agents(under_tmp: Path) -> None
             assert f"--version exited 1 in the sandbox: Error: cannot read {hidden}" in done.stdout
         else:
             assert "probe 2.0" in done.stdout
+
+
+@needs_bwrap
+def test_a_judge_program_hidden_by_the_private_tmp_is_refused_saying_so(
+    under_tmp: Path, tmp_path: Path
+) -> None:
+    """A judge stage's program, or the #! interpreter of its script, that lives under /tmp is
+    hidden by the sandbox: the stage is not run, and the reason names the path and the fix,
+    where bwrap alone said `execvp ...: No such file or directory`."""
+    from freemad.sandbox import View, code_sandbox
+
+    work = tmp_path / "work"
+    work.mkdir()
+    tool = executable(under_tmp / "venv" / "bin" / "bench", "#!/bin/sh\necho ran\n")
+    box = code_sandbox("auto", False)
+    refused = box.run([str(tool)], work, 30, View.of([work]))
+    assert refused.exit_code is None and refused.stdout == ""
+    assert f"{tool} lives under /tmp, which the sandbox makes private" in refused.stderr
+    assert "put its folder on PATH" in refused.stderr
+    # A script of the worktree whose interpreter lives there: the interpreter is named.
+    shell = under_tmp / "shells" / "sh"
+    shell.parent.mkdir()
+    shutil.copy2("/bin/sh", shell)
+    executable(work / "run.sh", f"#!{shell}\necho ran\n")
+    refused = box.run(["./run.sh"], work, 30, View.of([work]))
+    assert f"./run.sh's #! interpreter {shell} lives under /tmp" in refused.stderr
+    # The same program on PATH is bound back and runs; so does one in the worktree.
+    os.environ["PATH"], saved = f"{tool.parent}{os.pathsep}{os.environ['PATH']}", os.environ["PATH"]
+    try:
+        assert box.run(["bench"], work, 30, View.of([work])).stdout == "ran\n"
+    finally:
+        os.environ["PATH"] = saved
+    executable(work / "own.sh", "#!/bin/sh\necho ran\n")
+    assert box.run(["./own.sh"], work, 30, View.of([work])).stdout == "ran\n"
+
+
+@needs_bwrap
+def test_a_failed_judge_stage_names_the_cause_it_printed(tmp_path: Path) -> None:
+    from freemad.config.evolve import StageConfig
+    from freemad.evolve.judging import run_stages
+    from freemad.sandbox import code_sandbox
+
+    script = "import sys; print('building', file=sys.stderr); sys.exit('bwrap-ish: no such file')"
+    command = shlex.join([sys.executable, "-c", script])
+    stage = StageConfig(name="tests", command=command, provides=["tests_pass"])
+    measured, records = run_stages([stage], code_sandbox("auto", False), tmp_path)
+    assert not measured.ok
+    assert measured.reason == "exited with status 1: bwrap-ish: no such file"
+    assert records[0]["stderr_tail"].endswith("bwrap-ish: no such file\n")
