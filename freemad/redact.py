@@ -73,16 +73,19 @@ def argv_for_log(argv: Sequence[str]) -> str:
 
 
 class RedactingFilter(logging.Filter):
-    """Redacts the fully formatted message, so arguments cannot smuggle a secret past it."""
+    """Redacts the fully formatted message, so arguments cannot smuggle a secret past it: the
+    config's patterns, and credential-looking strings (`redact_secrets`), which an agent CLI's
+    error may quote."""
 
     def __init__(self, redactor: Redactor) -> None:
         super().__init__()
         self.redactor = redactor
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if self.redactor.patterns:
-            record.msg = self.redactor.text(record.getMessage())
-            record.args = None
+        message = record.getMessage()
+        redacted = redact_secrets(self.redactor.text(message))
+        if redacted != message or record.args:
+            record.msg, record.args = redacted, None
         return True
 
 

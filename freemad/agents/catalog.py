@@ -29,6 +29,7 @@ class KnownAgent:
     path: str | None = None
     version: str = ""
     problem: str = ""
+    warning: str = ""  # outside the versions its preset was tested on
     # True, False, or None where the CLI cannot say offline; `login` says how it was told.
     logged_in: bool | None = None
     login: str = ""
@@ -74,6 +75,7 @@ def find_agent(agent_type: AgentType, env: Mapping[str, str] | None = None) -> K
         path=path,
         version=health.version,
         problem=health.problem,
+        warning=health.warning,
         logged_in=logged_in,
         login=how,
     )

@@ -1,7 +1,8 @@
 """`freemad --health` and `freemad evolve validate`: does each agent's program resolve, start
 where its calls will run (the sandbox, when they run in one) and answer `--version` with a
 version? A program that ignores the flag (prints nothing, echoes, or starts working) fails; one
-that cannot start says why in one line, the cause its output ends with."""
+that cannot start says why in one line, the cause its output ends with; one outside the versions
+its preset was tested on is warned of (freemad.agents.versions)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 from freemad.agents.invocation import CommandNotFound, resolve_program
 from freemad.agents.outputs import cause_line
 from freemad.agents.presets import preset_of
+from freemad.agents.versions import version_warning
 from freemad.config.models import AgentConfig
 from freemad.sandbox.port import Sandbox, SandboxUnavailable, View
 
@@ -34,6 +36,8 @@ class Health:
     path: str | None = None
     version: str = ""
     problem: str = ""
+    # The CLI answers, but its version is outside what FREE-MAD's preset was tested on.
+    warning: str = ""
 
 
 def version_line(output: str, expected: str = "") -> str | None:
@@ -96,7 +100,8 @@ def check_agent(agent: AgentConfig, sandbox: Sandbox | None = None) -> Health:
             first,
             f"--version gave no version ({said}; wanted {wanted}): is this the agent's CLI?",
         )
-    return Health(agent.id, program, True, path, version)
+    warning = version_warning(preset_of(agent), Path(program).name, version)
+    return Health(agent.id, program, True, path, version, warning=warning)
 
 
 def check_agents(agents: list[AgentConfig], sandbox: Sandbox | None = None) -> list[Health]:

@@ -64,6 +64,9 @@ class Preset:
     login_hint: str = ""
     login_files: tuple[str, ...] = ()
     entry_args: tuple[tuple[str, str], ...] = ()
+    # The version these flags were checked against (scripts/install-agent-clis.sh installs it);
+    # freemad.agents.versions says what range that covers, and warns outside it.
+    tested: str = ""
 
 
 # Every CLI's own wording for "you are not logged in"; matched on a failed call's stdout and stderr.
@@ -97,6 +100,7 @@ _AIDER_QUIET = (
 PRESETS: dict[AgentType, Preset] = {
     AgentType.GENERIC: Preset(),
     AgentType.CLAUDE_CODE: Preset(
+        tested="2.1.197",
         flags=("-p", "--output-format", "json", "--no-session-persistence"),
         mode_flags=dict.fromkeys(_DEBATE_MODES, ("--tools", "", "--max-turns", "1")),
         output="claude_json",
@@ -109,6 +113,7 @@ PRESETS: dict[AgentType, Preset] = {
         version_answer=r"^v?\d+\.\d+\S* \(Claude Code\)",  # 2.1.197 (Claude Code)
     ),
     AgentType.OPENAI_CODEX: Preset(
+        tested="0.171.0",
         flags=(
             "--skip-git-repo-check",
             "--ephemeral",
@@ -132,6 +137,7 @@ PRESETS: dict[AgentType, Preset] = {
         login_hint="codex login; or set CODEX_API_KEY",
     ),
     AgentType.GEMINI_CLI: Preset(
+        tested="0.61.0",
         flags=("-p", "", "--output-format", "json", "--skip-trust"),
         mode_flags=dict.fromkeys(_DEBATE_MODES, ("--policy", GEMINI_DENY_ALL)),
         output="gemini_json",
@@ -142,6 +148,7 @@ PRESETS: dict[AgentType, Preset] = {
         login_files=(".gemini/oauth_creds.json",),
     ),
     AgentType.COPILOT_CLI: Preset(
+        tested="1.0.102",
         # `-p ""` with the prompt piped in: copilot reads stdin and runs it non-interactively.
         flags=(
             "-p",
@@ -165,6 +172,7 @@ PRESETS: dict[AgentType, Preset] = {
         login_hint="run `copilot`, then /login; or set COPILOT_GITHUB_TOKEN",
     ),
     AgentType.OPENCODE: Preset(
+        tested="1.18.33",
         flags=("--format", "json"),
         mode_flags={
             **dict.fromkeys(_DEBATE_MODES, ("--agent", "freemad-debate")),
@@ -183,6 +191,7 @@ PRESETS: dict[AgentType, Preset] = {
         login_files=(".local/share/opencode/auth.json",),
     ),
     AgentType.QWEN_CODE: Preset(
+        tested="0.24.4",
         # No prompt argument: with stdin piped in, qwen runs it headless.
         flags=("--output-format", "json", "--no-chat-recording"),
         mode_flags={
@@ -198,6 +207,7 @@ PRESETS: dict[AgentType, Preset] = {
         login_files=(".qwen/oauth_creds.json",),
     ),
     AgentType.LLM: Preset(
+        tested="0.36",
         # `llm prompt` reads the prompt from stdin; it has no tools unless given `-T`.
         flags=("--no-stream", "--no-log", "--json"),
         output="llm_json",
@@ -210,6 +220,7 @@ PRESETS: dict[AgentType, Preset] = {
         entry_args=(("-m", "MODEL"),),
     ),
     AgentType.AIDER: Preset(
+        tested="0.86.2",
         flags=(
             "--message-file",
             "/dev/stdin",

@@ -27,6 +27,7 @@ from freemad.agents.invocation import (
 from freemad.agents.outputs import cause_line
 from freemad.agents.port import CallRequest, CallResult, CallStatus
 from freemad.agents.presets import NOT_LOGGED_IN, extract, extract_error, preset_of
+from freemad.agents.versions import refused_flag
 from freemad.config.models import AgentConfig, Mode
 from freemad.redact import argv_for_log
 from freemad.sandbox import Sandbox, SandboxUnavailable, View, reaper
@@ -261,9 +262,15 @@ class CliAgent:
         status = CallStatus.NOT_LOGGED_IN if login else CallStatus.EXIT_ERROR
         if not login and _matching_line(CONTEXT_EXCEEDED, error or "", stderr):
             status = CallStatus.CONTEXT_EXCEEDED
+        # An older CLI refuses a flag the preset passes, in a usage text: say which and why.
+        program = Path(self.config.command_words[0]).name
+        said = f"{stderr}\n{stdout[-8192:]}"
+        refused = "" if login else refused_flag(self.preset, program, said)
         # CLIs print warnings before their real message and the cause after a traceback or a
         # usage text: the line that says "log in", else the last one that names an error.
-        reason = login or error or cause_line(stderr) or cause_line(stdout) or "no output"
+        reason = (
+            login or refused or error or cause_line(stderr) or cause_line(stdout) or "no output"
+        )
         return replace(
             base,
             status=status,

@@ -29,6 +29,8 @@ def agents_command(as_json: bool) -> None:
         mark = "✓" if not agent.problem else "!"
         version = agent.version or agent.problem
         click.echo(f"{mark} {agent.program:<9} {agent.type:<13} {version}  ({agent.path})")
+        if agent.warning:
+            click.echo(f"    version:   {agent.warning}")
         login = {True: "yes", False: "no", None: "unknown"}[agent.logged_in]
         click.echo(f"    logged in: {login} ({agent.login})")
         if agent.logged_in is not True:

@@ -18,6 +18,7 @@ from freemad.debate.records import DebateResult
 from freemad.redact import Redactor
 
 _SYMBOL = {"ok": "✓", "failed": "✗", "cut": "⏱"}
+_STDERR_LINES = 12  # of a failed agent's stderr, shown with -v (the transcript keeps 4 KiB)
 
 
 def print_result(result: DebateResult, redactor: Redactor, *, as_json: bool) -> None:
@@ -103,6 +104,8 @@ def print_health(reports: Sequence[Health], *, as_json: bool) -> None:
     for report in reports:
         if report.ok:
             click.echo(f"✓ {report.agent_id:<16} {report.version}  ({report.path})")
+            if report.warning:
+                click.echo(f"  {'':<16} ! {report.warning}")
         else:
             click.echo(f"✗ {report.agent_id:<16} {report.program}: {report.problem}")
 
@@ -112,8 +115,11 @@ class DebateProgress:
     redrawn in place while they work, then kept with how each did. An EventSink; use it as a
     context manager around the debate. `stream` is for a logging handler (lines go above)."""
 
-    def __init__(self, out: TextIO, *, verbose: bool = False) -> None:
+    def __init__(
+        self, out: TextIO, *, verbose: bool = False, redact: Callable[[str], str] = str
+    ) -> None:
         self.verbose = verbose
+        self.redact = redact  # what an agent printed may quote a credential
         self.live = LiveLine(out, self._line)
         self.stream = self.live.stream
         self._label = ""
@@ -173,7 +179,13 @@ class DebateProgress:
         self._finished[agent] = (status, seconds)
         if status != "ok" or self.verbose:
             cause = f": {data.get('cause')}: {data.get('detail')}" if status != "ok" else ""
-            self.live.print(f"  {_SYMBOL.get(status, '?')} {agent} {seconds:.1f}s{cause}")
+            self.live.print(
+                f"  {_SYMBOL.get(status, '?')} {agent} {seconds:.1f}s{self.redact(cause)}"
+            )
+        if self.verbose and data.get("stderr_tail"):
+            # -v: what the failed CLI printed last, where its cause usually is.
+            tail = self.redact(str(data["stderr_tail"])).splitlines()[-_STDERR_LINES:]
+            self.live.print("\n".join(f"      stderr| {line}" for line in tail))
 
     def _elapsed(self, agent: str) -> float:
         started = self._started.get(agent)
@@ -194,6 +206,11 @@ class DebateProgress:
         return f"{self._label}: {', '.join(shown)}"
 
 
-def progress_printer(*, verbose: bool = False) -> DebateProgress:
+def progress_printer(*, verbose: bool = False, redactor: Redactor | None = None) -> DebateProgress:
     """Live progress on stderr (a terminal); stdout stays for the result."""
-    return DebateProgress(sys.stderr, verbose=verbose)
+    from freemad.redact import redact_secrets
+
+    def redact(text: str) -> str:
+        return redact_secrets(redactor.text(text) if redactor else text)
+
+    return DebateProgress(sys.stderr, verbose=verbose, redact=redact)

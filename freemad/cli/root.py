@@ -40,6 +40,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "init": ("freemad.cli.init", "init_command"),
     "site": ("freemad.cli.site", "site_group"),
     "task": ("freemad.cli.tasks", "task_group"),
+    "transcript": ("freemad.cli.transcripts", "transcript_group"),
 }
 
 
@@ -260,7 +261,7 @@ def _debate(
     redactor = Redactor(config.security.redact_patterns)
     # On a terminal a live line shows each agent at work; log lines print above it.
     progress = (
-        progress_printer(verbose=config.output.verbose or verbose)
+        progress_printer(verbose=config.output.verbose or verbose, redactor=redactor)
         if not quiet and sys.stderr.isatty()
         else None
     )

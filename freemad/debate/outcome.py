@@ -310,3 +310,5 @@ def _redact_secrets(result: DebateResult) -> None:
                 turn.response.reasoning = redact_secrets(turn.response.reasoning)
             if turn.error is not None:
                 turn.error.detail = redact_secrets(turn.error.detail)
+            turn.replies = [redact_secrets(reply) for reply in turn.replies]
+            turn.stderr_tail = redact_secrets(turn.stderr_tail)

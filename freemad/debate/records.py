@@ -55,6 +55,28 @@ class AgentTurn(Record):
     duration_ms: int = 0
     tokens: Tokens = Field(default_factory=Tokens)
     exit_status: int | None = None
+    # What the agent said, as it said it, parsed or not: each attempt's reply (its first and
+    # last REPLY_END characters, the middle cut with a marker; PARSED_REPLY_END for the reply
+    # that was read as the answer, which `response` holds anyway), and, when the call failed,
+    # the last STDERR_TAIL characters of its stderr. Left out of the transcript when empty.
+    replies: list[str] = Field(default_factory=list, exclude_if=lambda value: not value)
+    stderr_tail: str = Field(default="", exclude_if=lambda value: not value)
+
+
+REPLY_END = 8192
+# A parsed reply's answer is in `response` already: its raw form is kept for what parsing
+# dropped (chatter, fences), and a transcript keeps each answer's text about once (issue 19).
+PARSED_REPLY_END = 2048
+STDERR_TAIL = 4096
+_CUT = "\n[... {n} characters of the reply cut by FREE-MAD ...]\n"
+
+
+def kept_reply(text: str, end: int = REPLY_END) -> str:
+    """`text` as a transcript keeps it: whole up to 2 * `end` characters, else its first and
+    last `end` with a marker between, which says how much went."""
+    if len(text) <= 2 * end:
+        return text
+    return text[:end] + _CUT.format(n=len(text) - 2 * end) + text[-end:]
 
 
 class RoundRecord(Record):

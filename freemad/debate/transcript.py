@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ def transcript_data(
 
 
 def render_markdown(data: dict[str, Any]) -> str:
+    """The transcript (in the full shape, `transcript_format.expand`) as markdown."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("freemad", "templates"),
         autoescape=False,  # noqa: S701 - markdown, not HTML
@@ -35,7 +37,16 @@ def render_markdown(data: dict[str, Any]) -> str:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+    env.filters["fenced"] = fenced
     return env.get_template("transcript.md.j2").render(t=data)
+
+
+def fenced(text: str) -> str:
+    """`text` in a markdown code block whose fence is longer than any run of backticks in
+    it: what an agent said cannot close the block and pass for the transcript's own text."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text.rstrip(chr(10))}\n{fence}"
 
 
 def write_transcript(result: DebateResult, output: OutputConfig, redactor: Redactor) -> Path:

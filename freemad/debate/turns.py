@@ -24,7 +24,15 @@ from freemad.core.replies import (
 )
 from freemad.debate.cache import ResponseCache, cache_key
 from freemad.debate.prompts import PromptBook, estimate_tokens, truncate
-from freemad.debate.records import AgentTurn, Failure, Response, Tokens
+from freemad.debate.records import (
+    PARSED_REPLY_END,
+    STDERR_TAIL,
+    AgentTurn,
+    Failure,
+    Response,
+    Tokens,
+    kept_reply,
+)
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +108,7 @@ async def take_turn(
         duration_ms=turn.duration_ms,
         cause=turn.error.cause if turn.error else None,
         detail=turn.error.detail if turn.error else None,
+        **({"stderr_tail": turn.stderr_tail} if turn.stderr_tail else {}),
     )
     return turn
 
@@ -140,8 +149,11 @@ async def _attempts(
             usage.add(sent, result)
         turn.attempts = attempt
         turn.exit_status = result.exit_code
+        if result.text:
+            turn.replies.append(kept_reply(result.text))
         if not result.ok:
             turn.error = Failure(cause=result.status.value, detail=result.detail)
+            turn.stderr_tail = result.stderr_tail[-STDERR_TAIL:]
             log.warning(
                 "agent %s round %d: %s: %s", agent.id, round_no, result.status.value, result.detail
             )
@@ -171,6 +183,8 @@ async def _attempts(
             log.warning("agent %s round %d: unparseable reply: %s", agent.id, round_no, problem)
             continue
         turn.status, turn.response, turn.error = "ok", response, None
+        if result.text:  # this attempt's reply, appended above: read, so kept shorter
+            turn.replies[-1] = kept_reply(result.text, PARSED_REPLY_END)
         if ctx.cache is not None and not turn.cached:
             ctx.cache.put(key, {"text": result.text})
         break

@@ -159,3 +159,18 @@ def test_the_retry_after_an_unparseable_reply_stays_within_the_budget() -> None:
     config = scripted_config(ports, budget={"max_tokens_per_agent_per_round": 300})
     run_debate("q", config, rounds=1, agents=ports)
     assert max(estimate_tokens(call.prompt) for call in ports["a"].calls[1:]) <= 300
+
+
+def test_degenerate_replies_never_win_even_without_critique_rounds() -> None:
+    # Seen with SmolLM2 and --rounds 0: ~50 bare `SOLUTION:` lines won with score 40.
+    markers = "SOLUTION:\n" * 50
+    blank = "SOLUTION:\n   \n\t\n\nREASONING:\n \n"
+    for reply in (markers, blank):
+        ports = agents(x=[reply, reply], y=[generation("B")])
+        result = run_debate("q", scripted_config(ports), rounds=0, agents=ports)
+        turn = result.transcript[0].agents["x"]
+        assert turn.status == "failed" and turn.error is not None
+        assert turn.error.cause == "unparseable" and turn.attempts == 2
+        assert list(result.scores) == [result.final_answer_id]  # y's answer alone is scored
+        assert result.winning_agents == ["y"]
+        assert turn.replies == [reply, reply]  # what it said is kept all the same
