@@ -9,7 +9,7 @@ is one iteration; at the cap the task asks a person whether to go on.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -79,7 +79,8 @@ def assign_roles(task_type: str, agent_roles: Mapping[str, Iterable[str]]) -> di
     for role in REQUIRED_ROLES[task_type]:
         if not offered.get(role):
             raise RoleError(
-                f"no enabled agent has the role {role!r}, which a {task_type} task needs"
+                f"no enabled agent has the role {role!r}, which a {task_type} task needs; "
+                + roles_example(list(agent_roles))
             )
     chosen: dict[str, str] = {}
     for role in ("planner", "implementer", "researcher"):
@@ -98,9 +99,29 @@ def assign_roles(task_type: str, agent_roles: Mapping[str, Iterable[str]]) -> di
         )
     chosen["reviewer"] = reviewers[0]
     arbiters = [a for a in offered.get("arbiter", []) if a not in {*authors, chosen["reviewer"]}]
+    if offered.get("arbiter") and not arbiters:
+        # Offered but unusable: dropping it would leave every dispute to a person unsaid.
+        taken = {chosen[r]: r for r in ("reviewer", "implementer", "planner") if r in chosen}
+        said = ", ".join(f"{a} ({taken[a]})" for a in offered["arbiter"])
+        raise RoleError(
+            "the arbiter must be another agent than the planner, the implementer and the "
+            f"reviewer, but only {said} offer the role 'arbiter'; give it to another agent, "
+            "or take it away (a dispute then waits for a person)"
+        )
     if arbiters:
         chosen["arbiter"] = arbiters[0]
     return chosen
+
+
+_EXAMPLE_ROLES = ("[planner, researcher, implementer]", "[reviewer, verifier]", "[arbiter]")
+
+
+def roles_example(agent_ids: Sequence[str]) -> str:
+    """The config lines that give `agent_ids` the roles a task needs, said in one line."""
+    if len(agent_ids) < 2:
+        return "a task needs two agents at least (the reviewer is never the planner)"
+    lines = [f"roles: {r} on {a}" for a, r in zip(agent_ids, _EXAMPLE_ROLES, strict=False)]
+    return "give the agents roles in the config, e.g. " + "; ".join(lines)
 
 
 @dataclass

@@ -38,11 +38,29 @@ def replied(stage: str, role: str, **response):
 
 
 def test_roles_keep_the_reviewer_and_arbiter_independent() -> None:
-    roles = assign_roles("plan", {"a": ["planner", "reviewer"], "b": ["reviewer", "arbiter"]})
+    roles = assign_roles("plan", {"a": ["planner", "reviewer"], "b": ["reviewer"]})
     assert roles["planner"] == "a" and roles["reviewer"] == "b"
-    assert "arbiter" not in roles  # b reviews, so it cannot arbitrate
+    assert "arbiter" not in roles  # nobody offers it: a dispute waits for a person
+    # Offered only where it cannot be taken (b reviews): refused, as docs/tasks.md says, not
+    # dropped without a word.
+    with pytest.raises(RoleError, match=r"only b \(reviewer\) offer the role 'arbiter'"):
+        assign_roles("plan", {"a": ["planner", "reviewer"], "b": ["reviewer", "arbiter"]})
+    with pytest.raises(RoleError, match=r"only a \(planner\), b \(reviewer\) offer"):
+        assign_roles("plan", {"a": ["planner", "arbiter"], "b": ["reviewer", "arbiter"]})
+    three = {"a": ["planner", "arbiter"], "b": ["reviewer"], "c": ["arbiter"]}
+    assert assign_roles("plan", three)["arbiter"] == "c"
     with pytest.raises(RoleError, match="role 'reviewer'"):
         assign_roles("plan", {"a": ["planner"]})
+    # Without roles, the error says which config lines give them, naming the agents.
+    with pytest.raises(RoleError) as refused:
+        assign_roles("plan", {"x": [], "y": [], "z": []})
+    assert str(refused.value) == (
+        "no enabled agent has the role 'planner', which a plan task needs; give the agents "
+        "roles in the config, e.g. roles: [planner, researcher, implementer] on x; "
+        "roles: [reviewer, verifier] on y; roles: [arbiter] on z"
+    )
+    with pytest.raises(RoleError, match=r"two agents at least"):
+        assign_roles("plan", {"solo": []})
     with pytest.raises(RoleError, match="different agent"):
         assign_roles("plan", {"a": ["planner", "reviewer"]})
     with pytest.raises(RoleError, match="'implementer'"):
