@@ -61,6 +61,8 @@ def test_roles_keep_the_reviewer_and_arbiter_independent() -> None:
     )
     with pytest.raises(RoleError, match=r"two agents at least"):
         assign_roles("plan", {"solo": []})
+    with pytest.raises(RoleError, match=r"on p; roles: \[reviewer, verifier\] on q$"):
+        assign_roles("plan", {"p": ["planner"], "q": []})
     with pytest.raises(RoleError, match="different agent"):
         assign_roles("plan", {"a": ["planner", "reviewer"]})
     with pytest.raises(RoleError, match="'implementer'"):
