@@ -32,6 +32,7 @@ _STEP_TIMEOUT = 600.0
 BASH = shutil.which("bash") or "/bin/bash"
 GIT = shutil.which("git") or "/usr/bin/git"
 _URL = re.compile(r"http://127\.0\.0\.1:\d+/")
+_SITE_RUN = re.compile(r'href="runs/([A-Za-z0-9_.-]+)\.html"')
 
 
 class Differs(Exception):
@@ -146,7 +147,8 @@ def _expect(holds: bool, what: str) -> None:
 
 
 def dashboard(line: str, cwd: Path, env: dict[str, str], task_id: str) -> str:
-    """The live dashboard: it serves the page at the README's address, with the task on it."""
+    """The live dashboard: it serves the page at the README's address, with the task on it
+    and every run the static site built before it lists ("the same, live")."""
     url = _URL.search(README.read_text().split(line, 1)[1].splitlines()[0])
     address = url.group(0) if url else "http://127.0.0.1:8001/"
     with subprocess.Popen(
@@ -166,6 +168,12 @@ def dashboard(line: str, cwd: Path, env: dict[str, str], task_id: str) -> str:
     if body is None:
         raise Differs(f"nothing answered at {address}\n{said}")
     _expect(task_id in body, f"the task {task_id} is not on {address}")
+    site = (cwd / "_site" / "index.html").read_text(encoding="utf-8")
+    runs = sorted(set(_SITE_RUN.findall(site)))
+    # The quick start made a debate, a task and an evolve run.
+    _expect(len(runs) == 3, f"the site lists {len(runs)} run(s), not the 3 the quick start made")
+    missing = [run for run in runs if run not in body]
+    _expect(not missing, f"the site lists {', '.join(missing)}, which {address} does not")
     return address
 
 

@@ -136,7 +136,8 @@ def command(
     stream (429, 503) says why and when to try again; its page works without live updates.
 
     With no source named, it serves the runs of the config found from the current folder
-    upward (its output.transcript_dir, task.store_path and evolve.store_path).
+    upward (its output.transcript_dir, task.store_path and evolve.store_path); a source not
+    named is the config's, where it exists, as `freemad site build` reads them.
 
     \b
     Examples:
@@ -148,8 +149,6 @@ def command(
     """
     from pathlib import Path
 
-    from freemad.cli.loading import load_config
-    from freemad.config.discover import state_paths
     from freemad.dashboard.capacity import MAX_PER_CLIENT, MAX_STREAMS, Caps, setting
     from freemad.dashboard.environment import EVALS, TRUSTED_PROXIES
     from freemad.dashboard.evals import eval_folders
@@ -157,20 +156,16 @@ def command(
     from freemad.dashboard.sources import build_sources
 
     config_path = config_paths[0] if config_paths else None
-    # Nothing named: the runs of the config found from here, each read once it exists.
     say_missing = any((transcripts, task_store, evolve_store, state_dir))
     folders = eval_folders(evals)  # each a folder, else one line
-    if not say_missing and not folders:
-        defaults = state_paths(load_config(config_path).config)
-        if not any(path and Path(path).exists() for path in defaults.values()):
-            raise click.UsageError(
-                "no runs yet here (no transcripts or stores of the config found from this "
-                "folder); name at least one source: --dir, --task-store, --evolve-store, "
-                "--state-dir or --eval (one that does not exist yet is read once it does)"
-            )
-        transcripts = defaults["transcripts"]
-        task_store = defaults["task_store"]
-        evolve_store = defaults["evolve_store"]
+    if state_dir is None:
+        transcripts, task_store, evolve_store = _config_sources(
+            config_path,
+            transcripts,
+            task_store,
+            evolve_store,
+            nothing_named=not say_missing and not folders,
+        )
     named = {
         "FREEMAD_DASHBOARD_DIR": transcripts,
         "FREEMAD_DASHBOARD_TASK_STORE": task_store,
@@ -295,6 +290,34 @@ def _check_port(host: str, port: int, bind: str) -> None:
             probe.bind(address)
         except OSError as exc:
             raise FreemadError(f"cannot listen on {bind}: {exc.strerror or exc}") from None
+
+
+def _config_sources(
+    config_path: str | None,
+    transcripts: str | None,
+    task_store: str | None,
+    evolve_store: str | None,
+    *,
+    nothing_named: bool,
+) -> tuple[str | None, str | None, str | None]:
+    """The runs to serve from the config found here: all its sources when `nothing_named`,
+    each read once it exists; else its own beside the named ones, as `site build` reads them."""
+    from pathlib import Path
+
+    from freemad.cli.loading import load_config
+    from freemad.config.discover import beside_named, state_paths
+
+    config = load_config(config_path).config
+    if not nothing_named:
+        return beside_named(config, transcripts, task_store, evolve_store)
+    defaults = state_paths(config)
+    if not any(path and Path(path).exists() for path in defaults.values()):
+        raise click.UsageError(
+            "no runs yet here (no transcripts or stores of the config found from this "
+            "folder); name at least one source: --dir, --task-store, --evolve-store, "
+            "--state-dir or --eval (one that does not exist yet is read once it does)"
+        )
+    return defaults["transcripts"], defaults["task_store"], defaults["evolve_store"]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -92,7 +92,7 @@ def build(
     from pathlib import Path
 
     from freemad.cli.loading import load_config
-    from freemad.config.discover import state_paths
+    from freemad.config.discover import beside_named
     from freemad.dashboard.evals import eval_folders
     from freemad.dashboard.records import SourceError
     from freemad.dashboard.site import build_site
@@ -108,10 +108,9 @@ def build(
         if path is not None and not Path(path).exists():
             raise SourceError(f"{option} {path}: no such file or folder")
     if state_dir is None:  # the config's own runs, where they exist
-        defaults = state_paths(load_config(config_path).config)
-        transcripts = transcripts or _existing(defaults["transcripts"])
-        task_store = task_store or _existing(defaults["task_store"])
-        evolve_store = evolve_store or _existing(defaults["evolve_store"])
+        transcripts, task_store, evolve_store = beside_named(
+            load_config(config_path).config, transcripts, task_store, evolve_store
+        )
     folders = eval_folders(evals)  # each a folder, else one line
     if not any((transcripts, task_store, evolve_store, state_dir, folders)):
         raise click.UsageError(
@@ -151,9 +150,3 @@ def build(
     )
     if not quiet:
         click.echo(report.line(Path(out)))
-
-
-def _existing(path: str | None) -> str | None:
-    from pathlib import Path
-
-    return path if path is not None and Path(path).exists() else None

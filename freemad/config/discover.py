@@ -184,6 +184,24 @@ def state_paths(config: FreemadConfig) -> dict[str, str | None]:
     }
 
 
+def beside_named(
+    config: FreemadConfig,
+    transcripts: str | None,
+    task_store: str | None,
+    evolve_store: str | None,
+) -> tuple[str | None, str | None, str | None]:
+    """The sources a dashboard serves beside those named on its command line: each one not
+    named is where `config` keeps it, where that exists (`site build` and `freemad-dashboard`
+    alike, so both show the same runs)."""
+    defaults = state_paths(config)
+    found = {k: v if v is not None and Path(v).exists() else None for k, v in defaults.items()}
+    return (
+        transcripts or found["transcripts"],
+        task_store or found["task_store"],
+        evolve_store or found["evolve_store"],
+    )
+
+
 def _load_table(path: Path, shown: str) -> FreemadConfig:
     data = _freemad_table(path)
     name = f"{shown} [tool.freemad]"
