@@ -103,27 +103,25 @@ def on_starting(server: Any) -> None:
             return
 
 
-def _waits_on_github() -> bool:
-    """True when each acknowledgement submits to GitHub (FREEMAD_EXECUTOR=actions)."""
-    return _os.environ.get("FREEMAD_EXECUTOR", "").strip().lower() == "actions"
-
-
 wsgi_app = "freemad.bot.web:app_from_env()"
 bind = [_os.environ.get("FREEMAD_BIND", "127.0.0.1:8000")]
 workers = _workers()
-if _waits_on_github():
-    # gthread, ending its process as soon as a recycle has answered every request: four
-    # acknowledgements of a worker may each wait on GitHub at once (gunicorn_worker.py).
-    worker_class = "freemad.bot.gunicorn_worker.RecyclingThreadWorker"
-    threads = 4
-else:
-    # Acknowledging waits on nothing (a local commit, or Redis): one event loop per process,
-    # no hand-off between threads, HTTP parsed in C (loop_worker.py, docs/benchmarks.md).
-    worker_class = "freemad.bot.loop_worker.EventLoopWorker"
-    threads = 1
+# gunicorn's gthread worker (its own HTTP parser and limits), ending its process as soon as a
+# recycle has answered every request (gunicorn_worker.py). Four threads: an acknowledgement of the
+# actions executor waits on GitHub, and the others go on meanwhile (docs/bot.md, "Run").
+worker_class = "freemad.bot.gunicorn_worker.RecyclingThreadWorker"
+threads = 4
 timeout = 30
 graceful_timeout = 30
 keepalive = 5
+# What gunicorn's parser refuses, its own defaults made explicit (docs/bot.md, "Limits"): a
+# request line over 4,094 bytes (414), more than 100 header fields or one over 8,190 bytes
+# (431); chunked trailers count against the same limits. The body's is FREEMAD_MAX_BODY (413).
+limit_request_line = 4094
+limit_request_fields = 100
+limit_request_field_size = 8190
+# Connections a worker holds at once (kept-alive ones included); the rest wait in the backlog.
+worker_connections = 1000
 # Recycle workers now and then, staggered so they do not all restart at once.
 max_requests = 1000
 max_requests_jitter = 100
@@ -147,6 +145,9 @@ __all__ = [
     "errorlog",
     "graceful_timeout",
     "keepalive",
+    "limit_request_field_size",
+    "limit_request_fields",
+    "limit_request_line",
     "logger_class",
     "loglevel",
     "max_requests",
@@ -158,6 +159,7 @@ __all__ = [
     "threads",
     "timeout",
     "worker_class",
+    "worker_connections",
     "worker_tmp_dir",
     "workers",
     "wsgi_app",

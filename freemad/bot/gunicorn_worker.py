@@ -1,6 +1,5 @@
-"""The bot's gunicorn worker for the actions executor (whose acknowledgements wait on GitHub):
-gthread, minus the second a recycled worker spent dying, with each response sent in one piece.
-The local executor's is `loop_worker.EventLoopWorker`.
+"""The bot's gunicorn worker: gunicorn's gthread (its parser, its limits), minus the second a
+recycled worker spent dying, with each response sent in one piece. It parses nothing itself.
 
 A worker that reaches `max_requests` stops accepting, answers each request still arriving on its
 kept-alive connections with `Connection: close` and closes them (gunicorn's gthread does that

@@ -34,6 +34,8 @@ SIGNATURE_HEADER = "X-Hub-Signature-256"
 _SIGNATURE_PREFIX = "sha256="
 _HEADER_VALUE = re.compile(r"[A-Za-z0-9._:-]{1,200}")  # event names and delivery GUIDs
 _DAY = 24 * 3600.0
+# A 503 says when to send the refused delivery again.
+RETRY_AFTER_SECONDS = 30
 
 
 def create_app(
@@ -123,6 +125,9 @@ class _Edge:
             body = request.get_data(cache=True)
         except RequestEntityTooLarge:
             return _too_large(self.max_body)
+        except Exception as exc:  # the server's reader refused the body (a malformed chunk)
+            log.warning("unreadable body: %s", type(exc).__name__, extra={"status": 400})
+            return _error(400, "the request body could not be read")
         # Nothing of the request is looked at until its signature holds.
         if not verify_signature(self.secret, body, request.headers.get(SIGNATURE_HEADER)):
             log.warning("webhook signature missing or wrong", extra={"status": 401})
@@ -285,7 +290,10 @@ def _error(code: int, message: str, delivery_id: str | None = None) -> tuple[Res
     body: dict[str, Any] = {"error": message}
     if delivery_id:
         body["delivery_id"] = delivery_id
-    return jsonify(body), code
+    response = jsonify(body)
+    if code == 503:  # nothing was kept: the same delivery, sent again later, is accepted
+        response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response, code
 
 
 def _too_large(limit: int) -> tuple[Response, int]:

@@ -233,18 +233,13 @@ def test_gunicorn_settings() -> None:
     defaults = conf_values()
     assert defaults["bind"] == ["127.0.0.1:8000"]
     assert defaults["workers"] == min((os.cpu_count() or 1) + 1, 8)
-    # The local executor's acknowledgements wait on nothing: one event loop per process.
-    assert (defaults["worker_class"], defaults["threads"], defaults["timeout"]) == (
-        "freemad.bot.loop_worker.EventLoopWorker",
-        1,
-        30,
-    )
-    # The actions executor's wait on GitHub: four threads, so one slow answer holds up no other.
+    # gunicorn's own gthread worker for either executor: its parser, its limits.
+    worker = ("freemad.bot.gunicorn_worker.RecyclingThreadWorker", 4, 30)
+    assert (defaults["worker_class"], defaults["threads"], defaults["timeout"]) == worker
     actions = conf_values(FREEMAD_EXECUTOR="actions")
-    assert (actions["worker_class"], actions["threads"]) == (
-        "freemad.bot.gunicorn_worker.RecyclingThreadWorker",
-        4,
-    )
+    assert (actions["worker_class"], actions["threads"], actions["timeout"]) == worker
+    limits = ("limit_request_line", "limit_request_fields", "limit_request_field_size")
+    assert [defaults[name] for name in limits] == [4094, 100, 8190]
     assert defaults["keepalive"] == 5 and defaults["preload_app"] is False
     assert defaults["max_requests"] > 0 and defaults["max_requests_jitter"] > 0
     assert defaults["accesslog"] == "-"

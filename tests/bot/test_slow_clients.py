@@ -1,12 +1,11 @@
 """Slow clients (slowloris) against real gunicorn, alone and behind nginx with bot/nginx.conf.
 
-gunicorn's gthread workers (the actions executor's) give a connection a thread once its first
-bytes arrive and then wait for the rest of the request with no deadline, so a few dozen clients
-that drip a header byte a second hold every thread and valid deliveries time out behind them.
-The local executor's event-loop worker gives them a socket each and a 10-second header deadline;
-nginx, configured by the file we ship, reads each request whole under the same deadline before
-gunicorn sees it. The first three tests run the same slow clients and the same five signed
-deliveries; only the server differs. Everything listens on 127.0.0.1.
+gunicorn's gthread workers (the bot's) give a connection a thread once its first bytes arrive and
+then wait for the rest of the request with no deadline, so a few dozen clients that drip a header
+byte a second hold every thread and valid deliveries time out behind them. nginx, configured by
+the file we ship, reads each request whole under a 10-second deadline before gunicorn sees it.
+The first two tests run the same slow clients and the same five signed deliveries; only the
+server differs. Everything listens on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -201,19 +200,6 @@ def gunicorn(tmp_path: Path) -> Iterator[Server]:
     running.stop()
 
 
-@pytest.fixture
-def thread_gunicorn(tmp_path: Path) -> Iterator[Server]:
-    """As `gunicorn`, with the thread worker (4 threads) the settings pick for the actions
-    executor, whose acknowledgements wait on GitHub."""
-    port = free_port()
-    argv = gunicorn_argv()
-    argv[-1:-1] = ["-k", "freemad.bot.gunicorn_worker.RecyclingThreadWorker", "--threads", "4"]
-    env = {**bot_env(tmp_path, port), "FREEMAD_WORKERS": "1"}
-    running = start(argv, env, tmp_path, port)
-    yield running
-    running.stop()
-
-
 def render_nginx_conf(prefix: Path, listen: int, upstream: int) -> str:
     """bot/nginx.conf with loopback ports and every path it writes under `prefix`.
 
@@ -287,32 +273,18 @@ def nginx(gunicorn: Server, tmp_path: Path) -> Iterator[Server]:
             process.wait(timeout=30)
 
 
-def test_slow_clients_starve_deliveries_to_gthread_alone(thread_gunicorn: Server) -> None:
-    """The baseline: the defect that bot/nginx.conf is there for, with the worker the bot runs
-    for the actions executor. Its four threads are all held by slow headers, and every delivery
-    queues behind them past GitHub's 10 s.
+def test_slow_clients_starve_deliveries_to_gunicorn_alone(gunicorn: Server) -> None:
+    """The baseline: the defect that bot/nginx.conf is there for. The worker's four threads are
+    all held by slow headers, and every delivery queues behind them past GitHub's 10 s.
 
     If this starts to fail, gunicorn itself learned to drop slow clients (a header deadline):
     say so in docs/bot.md; the proxy is still the place for the body limit and the timeouts.
     """
-    answers, cut = deliver_during_slowloris(thread_gunicorn, "direct", to_the_end=False)
+    answers, cut = deliver_during_slowloris(gunicorn, "direct", to_the_end=False)
     print(f"\ngunicorn alone: {len(accepted(answers))}/{DELIVERIES} accepted: {answers}; cut {cut}")
     assert accepted(answers) == [], answers
     # The deterministic half: gunicorn dropped none of the slow clients while they held it up.
     assert cut == 0
-
-
-def test_the_event_loop_worker_cuts_slow_clients_and_keeps_deliveries_flowing(
-    gunicorn: Server,
-) -> None:
-    """The local executor's worker (freemad/bot/loop_worker.py) gives a slow connection a socket,
-    not a thread, and closes it 10 s after its first byte if its headers are not in."""
-    answers, cut = deliver_during_slowloris(gunicorn, "loop", to_the_end=True)
-    print(f"\nevent-loop worker: {answers}; cut {cut}")
-    assert answers == {f"loop-{n}": 202 for n in range(DELIVERIES)}
-    assert sorted(gunicorn.submitted()) == sorted(answers)
-    assert cut == SLOW_CLIENTS  # each answered 408 and closed before its 20-s drip was over
-    assert gunicorn.stderr.read_text().count("408 Request Timeout") == SLOW_CLIENTS
 
 
 def test_nginx_in_front_keeps_deliveries_flowing(gunicorn: Server, nginx: Server) -> None:

@@ -114,6 +114,8 @@ class Bot:
         if signature is not None:
             headers["X-Hub-Signature-256"] = sign(body) if signature == "sign" else signature
         response = self.client.post("/webhook", data=body, headers=headers, **kwargs)
+        # A refusal that kept nothing says when to send again; no other answer does.
+        assert ("Retry-After" in response.headers) == (response.status_code == 503)
         return self._seen(response)
 
     def get(self, path: str) -> tuple[int, Any]:
