@@ -12,14 +12,16 @@ Each sender thread keeps one HTTP/1.1 connection and posts signed deliveries of 
 the request to reading the whole answer. Closed loop: back to back; open loop: each sender on a
 schedule. CPU per acknowledgement: the server's processes' user + system time over the volley
 (gunicorn's master, its workers, and workers it reaped meanwhile), divided by the deliveries.
-Every delivery must get a 202 and be in the server's database afterwards: both are counted.
+Every delivery must get a 202 and be in the server's database afterwards: both are counted, and so
+is each delivery sent that got no answer at all (a reset, or a connection closed under it).
 `--stack-floor` adds a server: the bot's gunicorn settings serving a Flask app that only
-answers 202 (`bot_ack_floor_app.py`), what the stack costs before the bot does anything.
-`--gthread` adds the bot on gunicorn's gthread worker (4 threads a worker), which it ran before
-its event-loop worker and still runs for the actions executor.
+answers 202 (`bot_ack_floor_app.py`), what the stack costs before the bot does anything; the
+bot's targets are set against it (closed-loop p99 at most 1.1x, throughput at least 0.9x).
+`--asgi` adds the same bot on ASGI servers run by gunicorn (`bot_ack_asgi.py`): uvicorn's
+worker and gunicorn's own, the Flask app wrapped by a2wsgi.
 
 Run: .venv/bin/python benchmarks/bot_ack.py [--senders 16] [--per-sender 100] [--rounds 3]
-     [--workers N] [--rate 10] [--no-peer] [--max-requests N] [--stack-floor] [--gthread]
+     [--workers N] [--rate 10] [--no-peer] [--max-requests N] [--stack-floor] [--asgi]
 (--workers defaults to the bot's own default, CPUs + 1.)
 """
 
@@ -41,14 +43,15 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import bot_ack_asgi
 from _common import console_script, emit, free_port, machine, progress, summary, wait_ready
+from bot_ack_figures import children, floor_ratios, p99, peer_ratios, rss_kib, tree_cpu
 
 SECRET = "benchmark-secret"
 BUDGET_P99_MS = 50.0
 ROOT = Path(__file__).resolve().parents[1]
 PEER_VENV = ROOT / ".cache" / "bench-venv"
 PEER_PACKAGES = ("gidgethub", "aiohttp")
-_TICK = os.sysconf("SC_CLK_TCK")
 
 
 def payload() -> bytes:
@@ -76,42 +79,6 @@ def payload() -> bytes:
     return json.dumps(body).encode()
 
 
-def rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
-
-
-def children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
-def tree_cpu(pid: int) -> float:
-    """Seconds of CPU used by `pid` and the children it reaped, plus its live children's."""
-    fields = _stat(pid)
-    total = sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
-    for child in children(pid):
-        try:
-            total += sum(int(value) for value in _stat(child)[11:13])
-        except OSError:
-            continue  # gone meanwhile: its time moves to the parent's cutime once reaped
-    return total / _TICK
-
-
-def _stat(pid: int) -> list[str]:
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-
-
 class Target:
     """One server under test: where it listens, its process, the database it records in."""
 
@@ -126,6 +93,7 @@ class Target:
         self.paced_cpu = 0.0
         self.sent: list[str] = []
         self.refused: list[str] = []
+        self.lost: list[str] = []  # sent, and no answer came: a reset, or the connection closed
 
     def recorded(self) -> set[str] | None:
         """The delivery ids in its database; None for the stack's floor, which keeps none."""
@@ -169,12 +137,21 @@ def sender(
             }
             target.sent.append(delivery_id)
             began = time.perf_counter()
-            connection.request("POST", "/webhook", body=unique, headers=headers)
-            answer = connection.getresponse()
-            answer.read()
+            try:
+                connection.request("POST", "/webhook", body=unique, headers=headers)
+                answer = connection.getresponse()
+                answer.read()
+            except (OSError, http.client.HTTPException) as exc:
+                # Never answered (a sender that honours `Connection: close` gets none of these
+                # from a server that closes cleanly): counted, then a new connection.
+                target.lost.append(f"{delivery_id}: {type(exc).__name__}")
+                connection.close()
+                continue
             latencies.append((time.perf_counter() - began) * 1000)
             if answer.status != 202:
                 target.refused.append(f"{delivery_id}: {answer.status}")
+            # http.client closes the connection after an answer with `Connection: close` and
+            # opens a new one for the next request.
     finally:
         connection.close()
 
@@ -224,14 +201,12 @@ def versions(python: str) -> dict[str, str]:
     return found
 
 
-# The worker the bot ran before its event-loop worker, and still runs for the actions executor.
-GTHREAD = ["-k", "freemad.bot.gunicorn_worker.RecyclingThreadWorker", "--threads", "4"]
-
-
 def start_ours(
-    folder: Path, workers: int, max_requests: int | None, gunicorn_args: list[str] | None = None
+    folder: Path, workers: int, max_requests: int | None, candidate: str | None = None
 ) -> Target:
-    name = "freemad" if gunicorn_args is None else "freemad_gthread"
+    """The bot as `freemad bot serve` runs it, or (`candidate`) on one of bot_ack_asgi's
+    servers with the same gunicorn settings otherwise."""
+    name = candidate or "freemad"
     port = free_port()
     env = {
         **os.environ,
@@ -243,12 +218,16 @@ def start_ours(
     }
     command = [console_script("freemad"), "bot", "serve", "--host", "127.0.0.1"]
     command += ["--port", str(port), "--workers", str(workers)]
-    if max_requests is not None or gunicorn_args:
+    if max_requests is not None or candidate:
         # Straight to gunicorn, which serve runs with these settings.
         command = [sys.executable, "-m", "gunicorn", "-c", "python:freemad.bot.gunicorn_conf"]
-        command += [*(gunicorn_args or []), "-w", str(workers), "-b", f"127.0.0.1:{port}"]
+        command += ["-w", str(workers), "-b", f"127.0.0.1:{port}"]
         if max_requests is not None:
             command += ["--max-requests", str(max_requests)]
+        if candidate:
+            paths = [str(bot_ack_asgi.packages_dir()), str(Path(__file__).parent)]
+            env["PYTHONPATH"] = os.pathsep.join([*paths, env.get("PYTHONPATH", "")])
+            command += ["-k", bot_ack_asgi.CANDIDATES[candidate], "bot_ack_asgi:app"]
     process = subprocess.Popen(
         command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -291,20 +270,22 @@ def figures(target: Target, rate: float, senders: int) -> dict[str, Any]:
     return {
         "closed_loop": {
             "deliveries": len(target.closed),
-            "ack_latency_ms": {**summary(target.closed, 2), "p99": round(_p99(target.closed), 2)},
+            "ack_latency_ms": {**summary(target.closed, 2), "p99": round(p99(target.closed), 2)},
             "deliveries_per_second": round(len(target.closed) / target.closed_seconds, 1),
             "cpu_ms_per_ack": round(1000 * target.closed_cpu / len(target.closed), 3),
         },
         "open_loop": {
             "offered_per_second": senders * rate,
             "deliveries": len(target.paced),
-            "ack_latency_ms": {**summary(target.paced, 2), "p99": round(_p99(target.paced), 2)},
+            "ack_latency_ms": {**summary(target.paced, 2), "p99": round(p99(target.paced), 2)},
             "cpu_ms_per_ack": round(1000 * target.paced_cpu / max(1, len(target.paced)), 3),
         },
         "sent": len(target.sent),
         "answered": answered,
         "non_202": len(target.refused),
         "first_non_202": target.refused[:3],
+        "lost": len(target.lost),
+        "first_lost": target.lost[:3],
         "recorded": None if recorded is None else len(recorded & set(target.sent)),
         "rss_kib": [rss_kib(target.process.pid)]
         + [rss_kib(pid) for pid in children(target.process.pid)],
@@ -329,7 +310,7 @@ def arguments() -> argparse.Namespace:
         "--stack-floor", action="store_true", help="also Flask + gunicorn answering 202 alone"
     )
     parser.add_argument(
-        "--gthread", action="store_true", help="also the bot on gthread (4 threads a worker)"
+        "--asgi", action="store_true", help="also the bot on uvicorn's and gunicorn's ASGI workers"
     )
     return parser.parse_args()
 
@@ -344,8 +325,11 @@ def main() -> None:
                 targets.append(start_peer(Path(folder), python))
             if args.stack_floor:
                 targets.append(start_stack_floor(Path(folder), args.workers))
-            if args.gthread:
-                targets.append(start_ours(Path(folder), args.workers, args.max_requests, GTHREAD))
+            if args.asgi:
+                for candidate in bot_ack_asgi.CANDIDATES:
+                    targets.append(
+                        start_ours(Path(folder), args.workers, args.max_requests, candidate)
+                    )
             progress("warming up")
             for target in targets:
                 volley(target, args.senders, 5)
@@ -378,45 +362,37 @@ def main() -> None:
         "budget_p99_ms": BUDGET_P99_MS,
         "open_loop_meets_budget": ours["open_loop"]["ack_latency_ms"]["p99"] < BUDGET_P99_MS,
     }
-    if python is not None:
-        peer = results["gidgethub_aiohttp"]
-        out["peer_versions"] = versions(python)
-        out["ratios_ours_over_peer"] = _ratios(ours, peer)
-        if args.stack_floor:
-            out["ratios_stack_floor_over_peer"] = _ratios(results["flask_gunicorn_floor"], peer)
-        if args.gthread:
-            out["ratios_gthread_over_peer"] = _ratios(results["freemad_gthread"], peer)
+    out.update(comparisons(results, python, args.asgi))
     emit(out)
     lost = any(
-        r["non_202"] or (r["recorded"] is not None and r["sent"] != r["recorded"])
+        r["non_202"] or r["lost"] or (r["recorded"] is not None and r["sent"] != r["recorded"])
         for r in results.values()
     )
     sys.exit(1 if lost else 0)
 
 
-def _ratios(ours: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
-    def ratio(path: tuple[str, ...]) -> float:
-        a, b = ours, peer
-        for key in path:
-            a, b = a[key], b[key]
-        return round(float(a) / float(b), 2)
-
-    closed_p99 = ratio(("closed_loop", "ack_latency_ms", "p99"))
-    throughput = ratio(("closed_loop", "deliveries_per_second"))
-    return {
-        "closed_loop_p99": closed_p99,
-        "open_loop_p99": ratio(("open_loop", "ack_latency_ms", "p99")),
-        "closed_loop_p50": ratio(("closed_loop", "ack_latency_ms", "median")),
-        "throughput": throughput,
-        "cpu_per_ack": ratio(("closed_loop", "cpu_ms_per_ack")),
-        "p99_within_2x": closed_p99 <= 2.0,
-        "throughput_at_least_half": throughput >= 0.5,
-    }
-
-
-def _p99(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
+def comparisons(
+    results: dict[str, dict[str, Any]], python: str | None, asgi: bool
+) -> dict[str, Any]:
+    """Each server's ratios to the peer and to the stack's floor, as far as they ran."""
+    out: dict[str, Any] = {}
+    if python is not None:
+        peer = results["gidgethub_aiohttp"]
+        out["peer_versions"] = versions(python)
+        out["ratios_ours_over_peer"] = peer_ratios(results["freemad"], peer)
+        for name, result in results.items():
+            if name not in ("freemad", "gidgethub_aiohttp"):
+                out[f"ratios_{name}_over_peer"] = peer_ratios(result, peer)
+    floor = results.get("flask_gunicorn_floor")
+    if floor is not None:
+        out["ratios_over_floor"] = {
+            name: floor_ratios(result, floor)
+            for name, result in results.items()
+            if name != "flask_gunicorn_floor"
+        }
+    if asgi:
+        out["asgi_versions"] = bot_ack_asgi.versions()
+    return out
 
 
 if __name__ == "__main__":
