@@ -10,6 +10,11 @@ waiting for the process to end, started no replacement: with one worker, every d
 behind it. This worker ends its process as soon as its last connection is closed. Everything a
 202 promised is committed by then, and the log handlers are flushed first.
 
+Stopped by a signal (SIGTERM: the whole server stops, or a reload replaces this worker), it
+first takes every connection the kernel has already queued on the listening sockets, and then
+lets go of its copies of them: once every process has, a new connection is refused instead of
+queued and then reset with the request it carries (tests/bot/test_recycling.py).
+
 gunicorn writes a response's header block and its body in two sends; `_OneSend` joins them.
 """
 
@@ -28,6 +33,8 @@ from gunicorn.workers import gthread  # type: ignore[import-untyped]  # gunicorn
 class RecyclingThreadWorker(gthread.ThreadWorker):  # type: ignore[misc]  # gunicorn's untyped class
     """gthread's worker that exits at once after a graceful stop (a recycle or SIGTERM)."""
 
+    signalled = False  # SIGTERM came, and the listening sockets are not yet let go
+
     @classmethod
     def check_config(cls, cfg: Any, log: Any) -> None:
         super().check_config(cfg, log)
@@ -38,6 +45,30 @@ class RecyclingThreadWorker(gthread.ThreadWorker):  # type: ignore[misc]  # guni
                 "this gunicorn drops requests on kept-alive connections when a worker recycles;"
                 " install gunicorn 27.0.1 or later, or set max_requests to 0"
             )
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        self.signalled = True
+        super().handle_exit(sig, frame)
+
+    def set_accept_enabled(self, enabled: bool) -> None:
+        super().set_accept_enabled(enabled)
+        if not enabled and not self.alive and self.signalled:
+            self.signalled = False
+            self._take_the_backlog_and_let_go()
+
+    def _take_the_backlog_and_let_go(self) -> None:
+        """Serve what the kernel accepted on our listening sockets (each answered with
+        `Connection: close`: the worker is stopping), then close our copies of them."""
+        for listener in self.sockets:
+            while True:
+                try:
+                    client, address = listener.accept()  # non-blocking: EAGAIN when empty
+                except OSError:
+                    break
+                self.nr_conns += 1
+                client.setblocking(True)
+                self.enqueue_req(gthread.TConn(self.cfg, client, address, listener.getsockname()))
+            listener.close()
 
     def handle_request(self, req: Any, conn: Any) -> Any:
         # The response's header block and its body leave in one send (see _OneSend).
