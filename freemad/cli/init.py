@@ -48,15 +48,24 @@ def init_command(force: bool, mock: bool, with_github: bool) -> None:
     """Write a starter freemad.yaml into the current folder.
 
     Its agents are the agent CLIs found on PATH (claude, codex, gemini, copilot,
-    opencode, qwen; see `freemad agents`), or the bundled mock agents when there
-    are none. Every command run in this folder, or
-    below it, then finds it without --config.
+    opencode, qwen; see `freemad agents`); else, where `llm` is installed, three
+    agents on the model it would answer with (llm's default, or a plugin's local
+    model when no OpenAI key is set); else the bundled mock agents. Every command
+    run in this folder, or below it, then finds it without --config.
     """
     from freemad.config import parse_config
 
     target = Path(CONFIG_NAME)
     found = [] if mock else _agent_clis()
-    text = _real_config(found) if found else _mock_config()
+    llm = None if mock else _llm_found()
+    model = llm.choice if llm is not None else None
+    if found:
+        text = _real_config(found)
+    elif llm is not None and model is not None:
+        found = [(f"llm-{n}", "llm") for n in "abc"]
+        text = _real_config(found, llm.entry_lines(model))
+    else:
+        text = _mock_config()
     parse_config(text, name=CONFIG_NAME)  # what we write must load
     workflow = _workflow() if with_github else None
     if target.exists() and not force:
@@ -64,10 +73,18 @@ def init_command(force: bool, mock: bool, with_github: bool) -> None:
     if workflow is not None and WORKFLOW.exists() and not force:
         raise UsageError(f"{WORKFLOW} exists; keep it, or run 'freemad init --github --force'")
     _write(target, text)
+    if llm is not None:
+        click.echo(llm.said())
     agents = ", ".join(name for name, _ in found) if found else "the mock agents (no login)"
-    click.echo(f"wrote {target}: {agents}")
-    for _name, kind in found:
-        click.echo(f"  log in first if you have not: {_login_hint(kind)}")
+    on = f" on llm's model {model}" if found and found[0][1] == "llm" else ""
+    click.echo(f"wrote {target}: {agents}{on}")
+    for kind in dict.fromkeys(kind for _, kind in found):
+        if kind != "llm" or not llm or not llm.models.ready(model, llm.keyed):
+            click.echo(f"  log in first if you have not: {_login_hint(kind)}")
+    if llm is not None and model is not None and not on:
+        click.echo(
+            f"  llm is installed too; to add it: - {{id: llm, type: llm, cli_args: {{-m: {model}}}}}"
+        )
     if workflow is not None:
         _write(WORKFLOW, workflow)
         click.echo(f"wrote {WORKFLOW}: replace OWNER/freemad and SHA in it (see its header)")
@@ -97,6 +114,49 @@ def _agent_clis() -> list[tuple[str, str]]:
     return found
 
 
+class _FoundLlm:
+    """`llm` on PATH, the models it lists, and the one `init` writes."""
+
+    def __init__(self, path: str) -> None:
+        import os
+
+        from freemad.agents.llm_models import has_openai_key, llm_models
+
+        self.path = path
+        self.models = llm_models(path)
+        self.keyed = has_openai_key(os.environ, Path.home())
+        self.choice = self.models.choice(self.keyed)
+
+    def said(self) -> str:
+        if self.models.problem:
+            return f"found llm ({self.path}), but {self.models.problem}"
+        ids = self.models.ids
+        shown = ", ".join(ids[:8]) + (f" and {len(ids) - 8} more" if len(ids) > 8 else "")
+        default = f"; its default: {self.models.default}" if self.models.default else ""
+        return f"found llm ({self.path}): `llm models` lists {shown}{default}"
+
+    def entry_lines(self, model: str) -> list[str]:
+        """The config lines of an agent on `model`: a small window (a local model) also reads
+        replies without the contract's markers, which such models seldom write."""
+        from freemad.agents.presets import context_window
+        from freemad.config.models import AgentConfig, AgentType
+
+        lines = [f"cli_args: {{-m: {model}}}"]
+        window = context_window(AgentConfig(id="x", type=AgentType.LLM, cli_args={"-m": model}))
+        if window is not None and window <= 4096:
+            lines.append("free_form_replies: true   # a small local model seldom writes SOLUTION:")
+        return lines
+
+
+def _llm_found() -> _FoundLlm | None:
+    from freemad.agents.invocation import CommandNotFound, resolve_program
+
+    try:
+        return _FoundLlm(resolve_program("llm"))
+    except CommandNotFound:
+        return None
+
+
 def _login_hint(kind: str) -> str:
     from freemad.agents.presets import PRESETS
     from freemad.config.models import AgentType
@@ -119,14 +179,15 @@ def _mock_config() -> str:
     body = builtin.split("agents:", 1)[1]
     return (
         "# FREE-MAD's config for this folder (written by `freemad init`; docs/configuration.md).\n"
-        "# No agent CLI was found on PATH, so these are the bundled mock agents: no login, no\n"
+        "# No agent CLI ready to use was found on PATH, so these are the bundled mock agents: no login, no\n"
         "# network. Install and log in to an agent CLI (`freemad agents` lists them), then run\n"
         "# `freemad init --force` to use them instead.\n"
         "agents:" + body + _state_lines()
     )
 
 
-def _real_config(found: list[tuple[str, str]]) -> str:
+def _real_config(found: list[tuple[str, str]], entry: list[str] | None = None) -> str:
+    """A config of the `found` (agent id, preset type), each with the `entry` lines too."""
     agents = list(found)
     if len(agents) == 1:  # a debate needs two voices, and the reviewer must not be the planner
         name, kind = agents[0]
@@ -138,6 +199,7 @@ def _real_config(found: list[tuple[str, str]]) -> str:
     ]
     for (agent_id, kind), roles in zip(agents, ROLES, strict=False):
         lines += [f"  - id: {agent_id}", f"    type: {kind}", f"    roles: {roles}"]
+        lines += [f"    {line}" for line in entry or ()]
     programs = sorted({agent_id.split("-")[0] for agent_id, _ in agents})
     lines += [
         "",

