@@ -31,8 +31,19 @@ def build_argv(agent: AgentConfig, mode: Mode) -> list[str]:
     argv += mode_flags
     argv += flags
     argv += option_words(agent)
+    argv += model_option_words(agent)
     argv += positional
     return argv
+
+
+def model_option_words(agent: AgentConfig) -> list[str]:
+    """The model options the agent sets (`config:`), where its preset passes them: each as
+    `FLAG NAME VALUE`, in the order the options are declared."""
+    flag = preset_of(agent).option_flag
+    if not flag:
+        return []
+    chosen = agent.config.model_dump(exclude_none=True)
+    return [word for name, value in chosen.items() for word in (flag, name, str(value))]
 
 
 def option_words(agent: AgentConfig) -> list[str]:

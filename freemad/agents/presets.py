@@ -67,6 +67,9 @@ class Preset:
     # The version these flags were checked against (scripts/install-agent-clis.sh installs it);
     # freemad.agents.versions says what range that covers, and warns outside it.
     tested: str = ""
+    # The flag that passes a model option (`config: {temperature, max_tokens, seed}`) as
+    # `FLAG NAME VALUE`, for a CLI that takes them so; empty: the options are only recorded.
+    option_flag: str = ""
 
 
 # Every CLI's own wording for "you are not logged in"; matched on a failed call's stdout and stderr.
@@ -211,6 +214,7 @@ PRESETS: dict[AgentType, Preset] = {
         # `llm prompt` reads the prompt from stdin; it has no tools unless given `-T`.
         flags=("--no-stream", "--no-log", "--json"),
         output="llm_json",
+        option_flag="-o",  # llm prompt -o temperature 0.7 -o seed 3
         login_env=("LLM_OPENAI_API_KEY", "OPENAI_API_KEY"),
         home=(".config/io.datasette.llm/",),
         version_answer=r"^llm, version \d+",  # llm, version 0.36

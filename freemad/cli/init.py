@@ -63,7 +63,7 @@ def init_command(force: bool, mock: bool, with_github: bool) -> None:
         text = _real_config(found)
     elif llm is not None and model is not None:
         found = [(f"llm-{n}", "llm") for n in "abc"]
-        text = _real_config(found, llm.entry_lines(model))
+        text = _real_config(found, [llm.entry_lines(model, n) for n in range(len(found))])
     else:
         text = _mock_config()
     parse_config(text, name=CONFIG_NAME)  # what we write must load
@@ -130,18 +130,24 @@ class _FoundLlm:
     def said(self) -> str:
         if self.models.problem:
             return f"found llm ({self.path}), but {self.models.problem}"
-        ids = self.models.ids
+        # Plugins' models first: a local one is what a user without a key came for.
+        ids = [m for label, m in self.models.models if not label.startswith("OpenAI")]
+        ids += [m for m in self.models.ids if m not in ids]
         shown = ", ".join(ids[:8]) + (f" and {len(ids) - 8} more" if len(ids) > 8 else "")
         default = f"; its default: {self.models.default}" if self.models.default else ""
         return f"found llm ({self.path}): `llm models` lists {shown}{default}"
 
-    def entry_lines(self, model: str) -> list[str]:
-        """The config lines of an agent on `model`: a small window (a local model) also reads
-        replies without the contract's markers, which such models seldom write."""
+    def entry_lines(self, model: str, index: int) -> list[str]:
+        """The config lines of the `index`th agent on `model`: a seed of its own where the
+        model takes one (agents on one model and seed answer alike); and, with a small window
+        (a local model), replies read without the contract's markers, which such models
+        seldom write."""
         from freemad.agents.presets import context_window
         from freemad.config.models import AgentConfig, AgentType
 
         lines = [f"cli_args: {{-m: {model}}}"]
+        if "seed" in self.models.options.get(model, ()):
+            lines.append(f"config: {{seed: {index + 1}}}   # its own, so the agents differ")
         window = context_window(AgentConfig(id="x", type=AgentType.LLM, cli_args={"-m": model}))
         if window is not None and window <= 4096:
             lines.append("free_form_replies: true   # a small local model seldom writes SOLUTION:")
@@ -186,8 +192,8 @@ def _mock_config() -> str:
     )
 
 
-def _real_config(found: list[tuple[str, str]], entry: list[str] | None = None) -> str:
-    """A config of the `found` (agent id, preset type), each with the `entry` lines too."""
+def _real_config(found: list[tuple[str, str]], entries: list[list[str]] | None = None) -> str:
+    """A config of the `found` (agent id, preset type), each with its `entries` lines too."""
     agents = list(found)
     if len(agents) == 1:  # a debate needs two voices, and the reviewer must not be the planner
         name, kind = agents[0]
@@ -197,9 +203,9 @@ def _real_config(found: list[tuple[str, str]], entry: list[str] | None = None) -
         "# docs/agents.md). Each agent CLI logs itself in; FREE-MAD never reads an API key.",
         "agents:",
     ]
-    for (agent_id, kind), roles in zip(agents, ROLES, strict=False):
+    for index, ((agent_id, kind), roles) in enumerate(zip(agents, ROLES, strict=False)):
         lines += [f"  - id: {agent_id}", f"    type: {kind}", f"    roles: {roles}"]
-        lines += [f"    {line}" for line in entry or ()]
+        lines += [f"    {line}" for line in (entries[index] if entries else ())]
     programs = sorted({agent_id.split("-")[0] for agent_id, _ in agents})
     lines += [
         "",

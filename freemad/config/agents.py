@@ -62,12 +62,18 @@ ArgValue = str | int | float | bool
 
 
 class ModelOptions(StrictModel):
-    """Model options recorded with every call (and part of the cache key)."""
+    """Model options recorded with every call (and part of the cache key); passed to the CLI
+    where its preset knows how (llm: `-o NAME VALUE` for each one set)."""
 
     temperature: Annotated[float, Field(ge=0, le=2)] | None = _doc(
         "Sampling temperature, 0 to 2; null leaves it to the CLI.", None
     )
     max_tokens: PositiveInt | None = _doc("Output token cap; null means no cap.", None)
+    seed: Annotated[int, Field(ge=0)] | None = _doc(
+        "Sampling seed; null leaves it to the CLI. Agents on one model with the same seed and "
+        "temperature answer alike.",
+        None,
+    )
 
 
 class Pricing(StrictModel):
@@ -119,7 +125,9 @@ class AgentConfig(StrictModel):
         "(small local models ignore the format); off, it is unparseable.",
         False,
     )
-    config: ModelOptions = _doc("Model options, recorded with every call.", ModelOptions)
+    config: ModelOptions = _doc(
+        "Model options, recorded with every call; llm gets them as -o NAME VALUE.", ModelOptions
+    )
     pricing: Pricing | None = _doc("Token prices for the cost estimate; null means none.", None)
     roles: list[Role] = _doc("Task roles this agent may take (planner, reviewer, ...).", list)
     capabilities: list[str] = _doc("Task action kinds it may do (plan, implement, ...).", list)

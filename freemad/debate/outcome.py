@@ -10,6 +10,7 @@ from typing import Any
 from freemad.config.models import FreemadConfig
 from freemad.core.answers import answer_id, canonicalize
 from freemad.core.scoring import Move, ScoreBoard, select_winner
+from freemad.debate.clones import clone_flags
 from freemad.debate.records import (
     AgentTotals,
     AgentTurn,
@@ -177,6 +178,8 @@ class Tally:
             result.answer_confidence = confidence
             result.validator_confidence = confidence.get(winner)
             result.flags = _flags(winner, result.validation.get(winner, {}))
+        if self.rounds and self.rounds[0].round == 0:
+            result.flags += clone_flags(config.enabled_agents, self.rounds[0])
         if config.validation.secret_scan:
             await asyncio.to_thread(_redact_secrets, result)
         result.agents = self._totals()

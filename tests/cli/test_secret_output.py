@@ -28,7 +28,8 @@ else:
 
 
 def setup(folder: Path, *, scan: bool = True) -> None:
-    arguments = {"alpha": "aws_key=KEY", "beta": "aws_key=KEY", "gamma": "use-a-role"}
+    # alpha and beta answer alike but are two agents (beta's extra word): not one voice twice.
+    arguments = {"alpha": "aws_key=KEY", "beta": "aws_key=KEY beta", "gamma": "use-a-role"}
     settings = (
         f"validation: {{secret_scan: {'true' if scan else 'false'}}}\ndebate: {{rounds: 1}}\n"
     )

@@ -296,7 +296,7 @@ def test_the_comment_warns_and_never_shows_the_key(flagged: DebateResult) -> Non
     assert "looks like a credential (aws_access_key_id); it is redacted here" in comment
     assert "AWS_KEY = '[REDACTED aws_access_key_id]'" in comment
     assert AWS not in comment and PARTS[1] not in comment
-    assert "[!WARNING]" not in render_debate(debate("Forty-two."), None)
+    assert "[!WARNING]" not in render_debate(debate("Forty-two.", other="Forty-three."), None)
 
 
 def test_the_debate_page_warns_and_never_shows_the_key(flagged: DebateResult) -> None:
@@ -314,7 +314,7 @@ def test_the_debate_page_warns_and_never_shows_the_key(flagged: DebateResult) ->
     assert AWS not in text and PARTS[1] not in text
     markdown = render_markdown(flagged.model_dump(mode="json"))
     assert "- **Warning:** the winning answer holds" in markdown and AWS not in markdown
-    clean = transcript_data(debate("Forty-two."), Redactor([]))
+    clean = transcript_data(debate("Forty-two.", other="Forty-three."), Redactor([]))
     assert "secret-flag" not in render_run(RunData("debate", "r", transcript=clean))
 
 
