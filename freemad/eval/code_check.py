@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from freemad.eval.datasets import Item
+from freemad.eval.items import Item
 from freemad.sandbox.port import Sandbox, View
 
 TIMEOUT_SEC = 10.0

