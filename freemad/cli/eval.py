@@ -18,6 +18,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from freemad.config.models import FreemadConfig
+    from freemad.eval.baselines import Baselines
     from freemad.eval.datasets import Dataset
 
 _DATASET_HELP = (
@@ -92,6 +94,24 @@ eval_group.add_command(simulate)
     help="Items debated at once (default and most: budget.max_concurrent_agents divided by "
     "the number of agents).",
 )
+@click.option(
+    "--self-consistency",
+    "samples",
+    type=click.IntRange(2),
+    metavar="N",
+    help="Also grade self-consistency: the sampler's N answers, voted (N - 1 extra calls per "
+    "item; its first is its debate answer).",
+)
+@click.option(
+    "--sampler",
+    metavar="AGENT",
+    help="The agent sampled for --self-consistency (default: the first).",
+)
+@click.option(
+    "--judge",
+    metavar="AGENT",
+    help="Also grade a judge: AGENT picks among the final answers (one extra call per item).",
+)
 @_report_options
 def run_command(
     *,
@@ -103,6 +123,9 @@ def run_command(
     out: str,
     skip_bad: bool,
     concurrency: int | None,
+    samples: int | None,
+    sampler: str | None,
+    judge: str | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -123,6 +146,7 @@ def run_command(
     from freemad.wiring import ADAPTERS
 
     config = load_config(config_path).config
+    baselines = _baselines(config, samples, sampler, judge)
     data = _dataset(dataset, dataset_format, limit, skip_bad=skip_bad)
     agents = len(config.enabled_agents)
     most = max(1, config.budget.max_concurrent_agents // max(agents, 1))
@@ -142,6 +166,7 @@ def run_command(
             adapters=ADAPTERS,
             concurrency=chosen,
             progress=say,
+            baselines=baselines,
         )
     except KeyboardInterrupt:
         say(f"interrupted; finished items are kept in {out}: run the same command to resume")
@@ -186,6 +211,21 @@ def rescore_command(
     say = _progress(quiet)
     report = rescore(data, Path(transcripts), config, Path(out), adapters=ADAPTERS, progress=say)
     _print(report, as_json=as_json, where=Path(out) / "report.json")
+
+
+def _baselines(
+    config: FreemadConfig, samples: int | None, sampler: str | None, judge: str | None
+) -> Baselines:
+    from freemad.eval.baselines import Baselines
+
+    enabled = [agent.id for agent in config.enabled_agents]
+    for option, agent in (("--sampler", sampler), ("--judge", judge)):
+        if agent is not None and agent not in enabled:
+            raise UsageError(f"{option} {agent!r} is not an enabled agent: {', '.join(enabled)}")
+    if sampler is not None and samples is None:
+        raise UsageError("--sampler needs --self-consistency N")
+    chosen = (sampler or enabled[0]) if samples else None
+    return Baselines(samples=samples or 0, sampler=chosen, judge=judge)
 
 
 def _dataset(source: str, dataset_format: str, limit: int | None, *, skip_bad: bool) -> Dataset:

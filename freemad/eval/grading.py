@@ -7,7 +7,7 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +31,18 @@ def quiet(_line: str) -> None:
 
 
 def grade(
-    item: Item, result: DebateResult, sandbox: Sandbox | None, *, finalizer: bool = False
+    item: Item,
+    result: DebateResult,
+    sandbox: Sandbox | None,
+    *,
+    finalizer: bool = False,
+    extra: Mapping[str, str | None] | None = None,
 ) -> dict[str, Any]:
     """One row: each method's answer (normal form) and verdict, and what the debate cost; with
-    `finalizer` (the config has `debate.finalizer`), the finalizer's answer graded too."""
+    `finalizer` (the config has `debate.finalizer`), the finalizer's answer graded too; `extra`:
+    the baselines' answers (normal forms) that cost calls of their own."""
     single, chosen = decisions(trajectory(result), item.normal, finalizer=finalizer)
+    chosen = {**chosen, **(extra or {})}
     judge = Verdicts(item, sandbox)
     try:
         graded_single = {agent: _verdict(form, judge.right(form)) for agent, form in single.items()}

@@ -18,6 +18,8 @@ from freemad.debate.records import DebateResult
 METHODS = ("single", "majority_initial", "majority_final", "freemad")
 # The finalizer's answer (`debate.finalizer`): graded, beside `freemad`, when the config has one.
 FINALIZED = "freemad_finalized"
+# The baselines that cost calls of their own (freemad.eval.baselines), graded when asked for.
+EXTRA_METHODS = ("self_consistency", "judge")
 Normalize = Callable[[str | None], str | None]
 
 

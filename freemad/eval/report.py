@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from freemad.eval.methods import FINALIZED, METHODS
+from freemad.eval.methods import EXTRA_METHODS, FINALIZED, METHODS
 
 Z_95 = 1.959963984540054
 INTERVAL = "95% Wilson score interval"
@@ -69,6 +69,8 @@ def build_report(rows: Sequence[Mapping[str, Any]], header: Mapping[str, Any]) -
         methods[method] = score(
             sum(bool(row["methods"].get(method, {}).get("correct")) for row in rows), len(rows)
         )
+    for method, entry in methods.items():
+        entry["calls"] = CALLS[method]
     costs = [row["cost_usd"] for row in every_row if row.get("cost_usd") is not None]
     return {
         **header,
@@ -89,10 +91,21 @@ def build_report(rows: Sequence[Mapping[str, Any]], header: Mapping[str, Any]) -
 
 
 def voting_methods(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The methods that choose one answer per item: every debate's, and the finalizer's when a
-    row graded it (the config has `debate.finalizer`)."""
-    graded = any(FINALIZED in row["methods"] for row in rows)
-    return [*METHODS[1:], *([FINALIZED] if graded else [])]
+    """The methods that choose one answer per item: every debate's, the finalizer's when a row
+    graded it (the config has `debate.finalizer`), and the baselines that were asked for."""
+    graded = [m for m in (FINALIZED, *EXTRA_METHODS) if any(m in row["methods"] for row in rows)]
+    return [*METHODS[1:], *graded]
+
+
+CALLS = {
+    "single": "none extra: each agent's round-0 answer in the debate",
+    "majority_initial": "none extra: the debate's round 0",
+    "majority_final": "none extra: the debate's last round",
+    "freemad": "none extra: the debate's decision",
+    FINALIZED: "one call per item: the finalizer's, after the debate",
+    "self_consistency": "N - 1 calls per item: the sampler's first sample is its debate answer",
+    "judge": "one call per item, none where the final answers agree",
+}
 
 
 def table(report: Mapping[str, Any]) -> str:
@@ -102,7 +115,11 @@ def table(report: Mapping[str, Any]) -> str:
     names: list[tuple[str, Mapping[str, Any]]] = [
         ("single (mean)", methods["single"]),
         *((f"  single: {agent}", s) for agent, s in methods["single"]["agents"].items()),
-        *((name, methods[name]) for name in (*METHODS[1:], FINALIZED) if name in methods),
+        *(
+            (name, methods[name])
+            for name in (*METHODS[1:], FINALIZED, *EXTRA_METHODS)
+            if name in methods
+        ),
     ]
     for name, s in names:
         low, high = s["interval"]

@@ -22,8 +22,17 @@ from freemad.debate import arun_debate, write_transcript
 from freemad.debate.records import DebateResult
 from freemad.debate.transcript import transcript_data
 from freemad.errors import FreemadError, UsageError
-from freemad.eval.datasets import Dataset, Item
+from freemad.eval.baselines import (
+    Baselines,
+    candidates,
+    copies_config,
+    judge_pick,
+    judge_prompt,
+    self_consistency,
+)
 from freemad.eval.grading import Progress, code_sandbox, failed_row, grade, quiet, write_json
+from freemad.eval.items import Dataset, Item
+from freemad.eval.methods import trajectory
 from freemad.eval.report import build_report
 from freemad.eval.rescore import INDEX
 from freemad.ports import Adapters
@@ -58,7 +67,9 @@ class Evaluation:
         rounds: int | None,
         adapters: Adapters,
         progress: Progress = quiet,
+        baselines: Baselines | None = None,
     ) -> None:
+        self.baselines = baselines or Baselines()
         self.dataset = dataset
         self.config = config
         self.out = out
@@ -70,6 +81,7 @@ class Evaluation:
             "config_digest": settings_digest(config),
             "rounds": self.rounds,
             "agents": [a.id for a in config.enabled_agents],
+            **self.baselines.header(),
         }
         self.redactor = Redactor(config.security.redact_patterns)
         self.finalizer = config.debate.finalizer is not None  # grade `freemad_finalized` too
@@ -85,12 +97,15 @@ class Evaluation:
                 before = json.loads(marker.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 before = None
-            if not isinstance(before, dict) or any(
+            # A folder from before the baselines existed ran none.
+            before = {**Baselines().header(), **before} if isinstance(before, dict) else None
+            if before is None or any(
                 before.get(key) != self.header[key]
-                for key in ("dataset", "config_digest", "rounds")
+                for key in ("dataset", "config_digest", "rounds", *self.baselines.header())
             ):
                 raise UsageError(
-                    f"{self.out} holds an evaluation of another dataset, config or --rounds; "
+                    f"{self.out} holds an evaluation of another dataset, config, --rounds or "
+                    "baselines; "
                     "give another --out, or remove it to start again"
                 )
         elif self.out.exists() and not self.out.is_dir():
@@ -159,9 +174,13 @@ class Evaluation:
             return failed_row(item, exc.one_line(), finalizer=self.finalizer)
         data = transcript_data(result, self.redactor)
         path = await asyncio.to_thread(write_transcript, result, self.output, self.redactor)
+        recorded = DebateResult.model_validate(data)
+        extra, extra_cost = await self._baselines(item, recorded)
         row = await asyncio.to_thread(
-            grade, item, DebateResult.model_validate(data), sandbox, finalizer=self.finalizer
+            grade, item, recorded, sandbox, finalizer=self.finalizer, extra=extra
         )
+        if extra_cost:
+            row["extra_cost"] = extra_cost
         row["transcript"] = str(Path("transcripts") / path.name)
         row["fingerprint"] = item.fingerprint()
         write_json(item_file(self.out, item.id), row)
@@ -170,6 +189,60 @@ class Evaluation:
                 json.dumps({"id": item.id, "run_id": result.run_id, "transcript": path.name}) + "\n"
             )
         return row
+
+    async def _baselines(
+        self, item: Item, result: DebateResult
+    ) -> tuple[dict[str, str | None], dict[str, dict[str, Any]]]:
+        """The baselines' answers (normal forms) and what their extra calls cost."""
+        chosen: dict[str, str | None] = {}
+        costs: dict[str, dict[str, Any]] = {}
+        path = trajectory(result)
+        plan = self.baselines
+        if plan.samples >= 2 and plan.sampler is not None:
+            config = copies_config(self.config, plan.sampler, plan.samples - 1, "sample")
+            more = await self._extra_call(item.question, config)
+            texts = [path.initial(plan.sampler)]
+            if more is not None and more.transcript:
+                first = more.transcript[0].agents
+                replies = [first[a].response for a in sorted(first)]
+                texts += [reply.solution if reply is not None else None for reply in replies]
+            chosen["self_consistency"] = self_consistency(texts, item.normal)
+            costs["self_consistency"] = _cost(more)
+        if plan.judge is not None:
+            options = candidates(path, item.normal)
+            if len(options) <= 1:
+                chosen["judge"] = options[0][0] if options else None
+                costs["judge"] = _cost(None)
+            else:
+                config = copies_config(self.config, plan.judge, 1, "judge")
+                picked = await self._extra_call(judge_prompt(item.question, options), config)
+                reply = picked.final_solution if picked is not None else None
+                chosen["judge"] = judge_pick(reply, options, item.normal)
+                costs["judge"] = _cost(picked)
+        return chosen, costs
+
+    async def _extra_call(self, prompt: str, config: FreemadConfig) -> DebateResult | None:
+        """Round 0 of `config`'s agents on `prompt`, its transcript kept under
+        transcripts/extra/; None when it could not run."""
+        try:
+            result = await arun_debate(prompt, config, rounds=0, adapters=self.adapters)
+        except FreemadError:
+            return None
+        output = self.output.model_copy(
+            update={"transcript_dir": str(self.out / "transcripts" / "extra")}
+        )
+        await asyncio.to_thread(write_transcript, result, output, self.redactor)
+        return result
+
+
+def _cost(result: DebateResult | None) -> dict[str, Any]:
+    metrics = result.metrics if result is not None else {}
+    return {
+        "calls": metrics.get("calls", 0),
+        "tokens": metrics.get("tokens_total", 0),
+        "cost_usd": metrics.get("cost_usd_total"),
+        "wall_time_ms": metrics.get("wall_time_ms", 0),
+    }
 
 
 def run_evaluation(
@@ -181,8 +254,15 @@ def run_evaluation(
     adapters: Adapters,
     concurrency: int,
     progress: Progress = quiet,
+    baselines: Baselines | None = None,
 ) -> dict[str, Any]:
     """Evaluate `dataset` into `out`, skipping the items finished there before; the report."""
     return Evaluation(
-        dataset, config, out, rounds=rounds, adapters=adapters, progress=progress
+        dataset,
+        config,
+        out,
+        rounds=rounds,
+        adapters=adapters,
+        progress=progress,
+        baselines=baselines,
     ).run(concurrency)

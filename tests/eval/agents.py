@@ -1,6 +1,8 @@
 """Scripted agents for the evaluation tests: real processes speaking the debate contract, each
 answering from a table (a JSON list of `{"match": text in the requirement, "answers": {agent:
-[round 0, round 1, ...]}, "delay": seconds to think first, "final": the finalizer's answer}`), so every method's accuracy is known before the run. Each call is
+[round 0, round 1, ...]}, "delay": seconds to think first, "final": the finalizer's answer,
+"judge": a judge's reply, "draws": {agent: [the answer of each round-0 call, in turn]}}`), so every
+method's accuracy is known before the run. Each call is
 logged to `calls.log` beside the table, so a test can count them."""
 
 from __future__ import annotations
@@ -31,8 +33,20 @@ time.sleep(entry.get("delay", 0))
 if final:  # the finalizer: the table's "final" text, or a crash when it has none
     print("SOLUTION:\\n" + entry["final"] + "\\n\\nREASONING:\\nthe table")
     sys.exit(0)
+if "Several answers to the question above" in prompt:  # a judge: the table's "judge" reply
+    print("SOLUTION:\\n" + entry["judge"] + "\\n\\nREASONING:\\nthe table")
+    sys.exit(0)
 answers = entry["answers"][me]
 answer = answers[min(round_no, len(answers) - 1)]
+if round_no == 0 and me in entry.get("draws", {}):  # each round-0 call draws the next answer
+    import fcntl  # copies of one agent draw at once: one at a time through the counter
+    counter = os.path.join(os.path.dirname(table_path), "draws-" + me + "-" + entry["match"])
+    with open(counter, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0)
+        count = len(handle.read())
+        handle.write("x")
+    answer = entry["draws"][me][count]
 if round_no == 0:
     print("SOLUTION:\\n" + answer + "\\n\\nREASONING:\\nfrom the table")
 else:

@@ -205,7 +205,7 @@ def test_a_folder_of_another_evaluation_is_refused(tmp_path: Path) -> None:
     assert "5 at a time" in capped.stderr
     done = _run(tmp_path, "--limit", "1", "--rounds", "1", code=2)
     assert done.stderr.count("\n") == 1
-    assert "holds an evaluation of another dataset, config or --rounds" in done.stderr
+    assert "holds an evaluation of another dataset, config, --rounds or baselines" in done.stderr
 
 
 def test_bad_items_are_one_line_each_and_refused_unless_skipped(tmp_path: Path) -> None:
