@@ -112,6 +112,25 @@ eval_group.add_command(simulate)
     metavar="AGENT",
     help="Also grade a judge: AGENT picks among the final answers (one extra call per item).",
 )
+@click.option(
+    "--repeats",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    metavar="K",
+    help="Debate every item K times; accuracies, intervals and tests pool the K runs.",
+)
+@click.option(
+    "--seed",
+    type=int,
+    metavar="S",
+    help="Repeat r uses S + r as the topology and tie-break seed (agents sample as they do).",
+)
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Continue the evaluation in --out: keep its finished items, run the rest.",
+)
 @_report_options
 def run_command(
     *,
@@ -126,14 +145,19 @@ def run_command(
     samples: int | None,
     sampler: str | None,
     judge: str | None,
+    repeats: int,
+    seed: int | None,
+    resume: bool,
     as_json: bool,
     quiet: bool,
 ) -> None:
     """Debate each item of the dataset once, then grade every method from the same debate.
 
     Methods: single (each agent's first answer, and their mean), majority_initial,
-    majority_final and freemad (the debate's own decision). Writes DIR/report.json and
-    prints a table; finished items are kept in DIR, so running again resumes.
+    majority_final and freemad (the debate's own decision); with --self-consistency and
+    --judge, those baselines too. Writes DIR/report.json and prints a table with the
+    McNemar test of Free-MAD against each; finished items are kept in DIR, and --resume
+    continues an interrupted run without repeating them.
 
     \b
     Exit status: 0 the report was written; 1 a failure; 2 bad input (an option,
@@ -167,10 +191,16 @@ def run_command(
             concurrency=chosen,
             progress=say,
             baselines=baselines,
+            repeats=repeats,
+            seed=seed,
+            live=_live(quiet),
+            resume=resume,
         )
     except KeyboardInterrupt:
-        say(f"interrupted; finished items are kept in {out}: run the same command to resume")
+        say(f"interrupted; finished items are kept in {out}: add --resume to continue")
         raise
+    finally:
+        _end_live(quiet)
     _print(report, as_json=as_json, where=Path(out) / "report.json")
 
 
@@ -245,12 +275,39 @@ def _dataset(source: str, dataset_format: str, limit: int | None, *, skip_bad: b
     return data
 
 
+def _terminal() -> bool:
+    import sys
+
+    return sys.stderr.isatty()
+
+
 def _progress(quiet: bool) -> Callable[[str], None]:
     def say(line: str) -> None:
         if not quiet:
-            click.echo(f"freemad eval: {line}", err=True)
+            clear = "\r\x1b[K" if _terminal() else ""
+            click.echo(f"{clear}freemad eval: {line}", err=True)
 
     return say
+
+
+def _live(quiet: bool) -> Callable[[str], None]:
+    """The progress line: rewritten in place on a terminal, one line per item elsewhere."""
+    say = _progress(quiet)
+
+    def show(line: str) -> None:
+        if quiet:
+            return
+        if _terminal():
+            click.echo(f"\r\x1b[Kfreemad eval: {line}", err=True, nl=False)
+        else:
+            say(line)
+
+    return show
+
+
+def _end_live(quiet: bool) -> None:
+    if not quiet and _terminal():
+        click.echo("", err=True)
 
 
 def _print(report: dict[str, Any], *, as_json: bool, where: Path) -> None:

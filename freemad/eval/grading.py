@@ -17,6 +17,7 @@ from freemad.errors import UsageError
 from freemad.eval import math_check
 from freemad.eval.checkers import matches
 from freemad.eval.code_check import passes
+from freemad.eval.costs import usage
 from freemad.eval.items import Dataset, Item
 from freemad.eval.math_text import plain_expression
 from freemad.eval.methods import FINALIZED, METHODS, decisions, trajectory
@@ -65,6 +66,7 @@ def grade(
         "tokens": metrics.get("tokens_total"),
         "calls": metrics.get("calls"),
         "wall_time_ms": metrics.get("wall_time_ms"),
+        "usage": usage(result),
     }
 
 

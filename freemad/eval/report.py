@@ -13,7 +13,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from freemad.eval.costs import method_cost
 from freemad.eval.methods import EXTRA_METHODS, FINALIZED, METHODS
+from freemad.eval.stats import comparisons
 
 Z_95 = 1.959963984540054
 INTERVAL = "95% Wilson score interval"
@@ -47,6 +49,9 @@ ANSWER_IDENTITY = (
 )
 
 
+TEST = "McNemar's exact test, two-sided, paired by item (and repeat), Free-MAD against each"
+
+
 def build_report(rows: Sequence[Mapping[str, Any]], header: Mapping[str, Any]) -> dict[str, Any]:
     """The report of `rows` (in dataset order), under `header` (dataset, config, rounds, ...).
     An unscorable row (its checker crashed) is listed with its reason and counts in no method."""
@@ -71,15 +76,19 @@ def build_report(rows: Sequence[Mapping[str, Any]], header: Mapping[str, Any]) -
         )
     for method, entry in methods.items():
         entry["calls"] = CALLS[method]
+    _costs_and_repeats(methods, rows, header.get("sampler"))
     costs = [row["cost_usd"] for row in every_row if row.get("cost_usd") is not None]
     return {
         **header,
         "interval": INTERVAL,
         "answer_identity": ANSWER_IDENTITY,
-        "items": len(rows),
+        "test": TEST,
+        "items": len({row["id"] for row in rows}),
+        "graded": len(rows),
         "unscorable": unscorable,
         "failed_items": sum(row.get("status") != "completed" for row in rows),
         "methods": methods,
+        "comparisons": comparisons(rows) if rows else {},
         "cost": {
             "usd": round(sum(costs), 6) if costs else None,
             "tokens": sum(row.get("tokens") or 0 for row in every_row),
@@ -88,6 +97,51 @@ def build_report(rows: Sequence[Mapping[str, Any]], header: Mapping[str, Any]) -
         },
         "rows": list(every_row),
     }
+
+
+def _costs_and_repeats(
+    methods: dict[str, Any], rows: Sequence[Mapping[str, Any]], sampler: str | None
+) -> None:
+    """Each method's cost (in all and per correct answer) and, with repeats, its accuracy in
+    each repeat."""
+    repeats = sorted({int(row.get("repeat") or 0) for row in rows})
+    for name, entry in [*methods["single"]["agents"].items(), *methods.items()]:
+        key = name if name in methods else f"single:{name}"
+        if key == "single":
+            agents = list(methods["single"]["agents"])
+            parts = [method_cost(rows, f"single:{a}", 1) for a in agents]
+            entry["cost"] = _mean_cost(parts, entry["correct"] / max(len(agents), 1))
+        else:
+            entry["cost"] = method_cost(rows, key, entry["correct"], sampler)
+        if len(repeats) > 1 and key != "single":
+            entry["per_repeat"] = [
+                _accuracy([row for row in rows if int(row.get("repeat") or 0) == r], key)
+                for r in repeats
+            ]
+
+
+def _accuracy(rows: Sequence[Mapping[str, Any]], method: str) -> float:
+    if method.startswith("single:"):
+        agent = method.removeprefix("single:")
+        right = sum(bool(row["single"].get(agent, {}).get("correct")) for row in rows)
+    else:
+        right = sum(bool(row["methods"].get(method, {}).get("correct")) for row in rows)
+    return right / len(rows) if rows else 0.0
+
+
+def _mean_cost(parts: Sequence[Mapping[str, Any]], correct: float) -> dict[str, Any]:
+    """`single`'s cost: one agent's, on average over the agents."""
+    if not parts:
+        return {"calls": 0, "tokens": 0, "seconds": 0.0, "usd": None, "per_correct": {}}
+    mean: dict[str, Any] = {}
+    for key in ("calls", "tokens", "seconds", "usd"):
+        values = [p[key] for p in parts if p[key] is not None]
+        mean[key] = round(sum(values) / len(parts), 6) if values else None
+    mean["per_correct"] = {
+        key: (round(mean[key] / correct, 6) if correct and mean[key] is not None else None)
+        for key in ("calls", "tokens", "seconds", "usd")
+    }
+    return mean
 
 
 def voting_methods(rows: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -110,7 +164,10 @@ CALLS = {
 
 def table(report: Mapping[str, Any]) -> str:
     """The methods as a plain-text table, then the cost line."""
-    lines = [f"{'method':<28} {'accuracy':>8} {'correct':>9}  95% interval"]
+    lines = [
+        f"{'method':<28} {'accuracy':>8} {'correct':>9}  {'95% interval':<16} "
+        f"{'tokens/correct':>14} {'s/correct':>9}"
+    ]
     methods = report["methods"]
     names: list[tuple[str, Mapping[str, Any]]] = [
         ("single (mean)", methods["single"]),
@@ -123,10 +180,14 @@ def table(report: Mapping[str, Any]) -> str:
     ]
     for name, s in names:
         low, high = s["interval"]
+        per = s.get("cost", {}).get("per_correct", {})
+        tokens = "-" if per.get("tokens") is None else f"{per['tokens']:.0f}"
+        seconds = "-" if per.get("seconds") is None else f"{per['seconds']:.1f}"
         lines.append(
             f"{name:<28} {s['accuracy']:>8.1%} {s['correct']:>4}/{s['total']:<4}  "
-            f"[{low:.1%}, {high:.1%}]"
+            f"{f'[{low:.1%}, {high:.1%}]':<16} {tokens:>14} {seconds:>9}"
         )
+    lines += [entry["sentence"] for entry in report.get("comparisons", {}).values()]
     cost = report["cost"]
     usd = f"${cost['usd']:.4f}" if cost["usd"] is not None else "cost not recorded"
     for entry in report.get("unscorable", []):

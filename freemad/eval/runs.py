@@ -13,6 +13,7 @@ import hashlib
 import json
 import re
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +34,24 @@ from freemad.eval.baselines import (
 from freemad.eval.grading import Progress, code_sandbox, failed_row, grade, quiet, write_json
 from freemad.eval.items import Dataset, Item
 from freemad.eval.methods import trajectory
+from freemad.eval.progress import Tracker
 from freemad.eval.report import build_report
 from freemad.eval.rescore import INDEX
 from freemad.ports import Adapters
 from freemad.redact import Redactor
 from freemad.sandbox.port import Sandbox
+
+Unit = tuple[Item, int]  # an item and its repeat (0, 1, ...)
+
+
+def unit_key(item: Item, repeat: int) -> str:
+    """Repeat 0 is the item's id (so a folder of one repeat is the same as before repeats), then
+    `id#1`, `id#2`, ..."""
+    return item.id if repeat == 0 else f"{item.id}#{repeat}"
+
+
+def _right(rows: Iterable[dict[str, Any]]) -> int:
+    return sum(bool(row["methods"].get("freemad", {}).get("correct")) for row in rows)
 
 
 def item_file(out: Path, item_id: str) -> Path:
@@ -68,8 +82,16 @@ class Evaluation:
         adapters: Adapters,
         progress: Progress = quiet,
         baselines: Baselines | None = None,
+        repeats: int = 1,
+        seed: int | None = None,
+        live: Progress | None = None,
+        resume: bool = True,
     ) -> None:
+        self.resume = resume
         self.baselines = baselines or Baselines()
+        self.repeats = repeats
+        self.seed = seed
+        self.live = live or progress
         self.dataset = dataset
         self.config = config
         self.out = out
@@ -82,6 +104,8 @@ class Evaluation:
             "rounds": self.rounds,
             "agents": [a.id for a in config.enabled_agents],
             **self.baselines.header(),
+            "seed": seed,
+            "repeats": repeats,
         }
         self.redactor = Redactor(config.security.redact_patterns)
         self.finalizer = config.debate.finalizer is not None  # grade `freemad_finalized` too
@@ -97,16 +121,18 @@ class Evaluation:
                 before = json.loads(marker.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 before = None
-            # A folder from before the baselines existed ran none.
-            before = {**Baselines().header(), **before} if isinstance(before, dict) else None
-            if before is None or any(
-                before.get(key) != self.header[key]
-                for key in ("dataset", "config_digest", "rounds", *self.baselines.header())
-            ):
+            # A folder from before the baselines and seeds existed ran none. More --repeats
+            # may be asked for later: the repeats done are kept.
+            before = (
+                {**Baselines().header(), "seed": None, **before}
+                if isinstance(before, dict)
+                else None
+            )
+            keys = ("dataset", "config_digest", "rounds", "seed", *self.baselines.header())
+            if before is None or any(before.get(key) != self.header[key] for key in keys):
                 raise UsageError(
-                    f"{self.out} holds an evaluation of another dataset, config, --rounds or "
-                    "baselines; "
-                    "give another --out, or remove it to start again"
+                    f"{self.out} holds an evaluation of another dataset, config, --rounds, "
+                    "--seed or baselines; give another --out, or remove it to start again"
                 )
         elif self.out.exists() and not self.out.is_dir():
             raise UsageError(f"--out {self.out} is a file, not a folder")
@@ -115,63 +141,79 @@ class Evaluation:
         except OSError as exc:
             raise UsageError(f"cannot write into {self.out}: {exc.strerror or exc}") from None
 
+    def units(self) -> list[Unit]:
+        """Every (item, repeat) to grade, in dataset order, repeats together."""
+        return [(item, r) for item in self.dataset.items for r in range(self.repeats)]
+
     def finished(self) -> dict[str, dict[str, Any]]:
         """The rows kept from an earlier run, for the items they still describe."""
         kept: dict[str, dict[str, Any]] = {}
-        for item in self.dataset.items:
-            path = item_file(self.out, item.id)
+        for item, repeat in self.units():
+            path = item_file(self.out, unit_key(item, repeat))
             try:
                 row = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 continue
             if isinstance(row, dict) and row.get("fingerprint") == item.fingerprint():
-                kept[item.id] = row
+                kept[unit_key(item, repeat)] = row
         return kept
 
     def run(self, concurrency: int) -> dict[str, Any]:
         sandbox = code_sandbox(self.dataset, self.config, self.adapters)
         self.claim_folder()
         rows = self.finished()
-        pending = [item for item in self.dataset.items if item.id not in rows]
-        total = len(self.dataset.items)
+        if rows and not self.resume:
+            raise UsageError(
+                f"{self.out} holds {len(rows)} finished item(s) of this evaluation",
+                hint="pass --resume to keep them and run the rest, or give another --out",
+            )
+        pending = [unit for unit in self.units() if unit_key(*unit) not in rows]
+        total = len(self.units())
+        repeats = f" x {self.repeats} repeats" if self.repeats > 1 else ""
         self.progress(
-            f"{total} item(s): {len(rows)} already done, {len(pending)} to run, "
-            f"up to {concurrency} at a time"
+            f"{len(self.dataset.items)} item(s){repeats}: {len(rows)} already done, "
+            f"{len(pending)} to run, up to {concurrency} at a time"
         )
-        rows |= runner.run(self._run_all(pending, concurrency, sandbox, len(rows), total))
-        report = build_report([rows[item.id] for item in self.dataset.items], self.header)
+        tracker = Tracker(total=total, done=len(rows), correct=_right(rows.values()))
+        rows |= runner.run(self._run_all(pending, concurrency, sandbox, tracker))
+        report = build_report([rows[unit_key(*unit)] for unit in self.units()], self.header)
         write_json(self.out / "report.json", report)
         return report
 
     async def _run_all(
-        self, pending: list[Item], concurrency: int, sandbox: Sandbox | None, done: int, total: int
+        self, pending: list[Unit], concurrency: int, sandbox: Sandbox | None, tracker: Tracker
     ) -> dict[str, dict[str, Any]]:
         limit = asyncio.Semaphore(concurrency)
         rows: dict[str, dict[str, Any]] = {}
-        counter = [done]
+        tracker.start(time.monotonic())
 
-        async def one(item: Item) -> None:
+        async def one(item: Item, repeat: int) -> None:
             async with limit:
-                started = time.monotonic()
-                rows[item.id] = row = await self._run_item(item, sandbox)
-                counter[0] += 1
-                right = "right" if row["methods"]["freemad"]["correct"] else "wrong"
-                self.progress(
-                    f"[{counter[0]}/{total}] {item.id}: {row['status']}, freemad {right} "
-                    f"({time.monotonic() - started:.1f}s)"
-                )
+                rows[unit_key(item, repeat)] = row = await self._run_item(item, repeat, sandbox)
+                tracker.finished(right=_right([row]) == 1, now=time.monotonic())
+                self.live(tracker.line(unit_key(item, repeat), row["status"], time.monotonic()))
 
-        await asyncio.gather(*(one(item) for item in pending))
+        await asyncio.gather(*(one(item, repeat) for item, repeat in pending))
         return rows
 
-    async def _run_item(self, item: Item, sandbox: Sandbox | None) -> dict[str, Any]:
+    def _config(self, repeat: int) -> FreemadConfig:
+        """The config of one repeat: with `--seed S`, the topology's and the tie-break's seeds are
+        S + repeat, so repeats differ where the harness draws and a rerun draws the same."""
+        if self.seed is None:
+            return self.config
+        data = self.config.model_dump(mode="json")
+        data["topology"]["seed"] = self.seed + repeat
+        data["scoring"]["random_seed"] = self.seed + repeat
+        return FreemadConfig.model_validate(data)
+
+    async def _run_item(self, item: Item, repeat: int, sandbox: Sandbox | None) -> dict[str, Any]:
         try:
             result = await arun_debate(
-                item.question, self.config, rounds=self.rounds, adapters=self.adapters
+                item.question, self._config(repeat), rounds=self.rounds, adapters=self.adapters
             )
         except FreemadError as exc:
             # Not kept: a rerun tries the item again.
-            return failed_row(item, exc.one_line(), finalizer=self.finalizer)
+            return {**failed_row(item, exc.one_line(), finalizer=self.finalizer), "repeat": repeat}
         data = transcript_data(result, self.redactor)
         path = await asyncio.to_thread(write_transcript, result, self.output, self.redactor)
         recorded = DebateResult.model_validate(data)
@@ -183,11 +225,13 @@ class Evaluation:
             row["extra_cost"] = extra_cost
         row["transcript"] = str(Path("transcripts") / path.name)
         row["fingerprint"] = item.fingerprint()
-        write_json(item_file(self.out, item.id), row)
+        row["repeat"] = repeat
+        write_json(item_file(self.out, unit_key(item, repeat)), row)
+        entry: dict[str, Any] = {"id": item.id, "run_id": result.run_id, "transcript": path.name}
+        if repeat:
+            entry["repeat"] = repeat
         with (self.out / "transcripts" / INDEX).open("a", encoding="utf-8") as index:
-            index.write(
-                json.dumps({"id": item.id, "run_id": result.run_id, "transcript": path.name}) + "\n"
-            )
+            index.write(json.dumps(entry) + "\n")
         return row
 
     async def _baselines(
@@ -255,8 +299,13 @@ def run_evaluation(
     concurrency: int,
     progress: Progress = quiet,
     baselines: Baselines | None = None,
+    repeats: int = 1,
+    seed: int | None = None,
+    live: Progress | None = None,
+    resume: bool = True,
 ) -> dict[str, Any]:
-    """Evaluate `dataset` into `out`, skipping the items finished there before; the report."""
+    """Evaluate `dataset` into `out`, skipping the items finished there before (refused, when
+    there are some, unless `resume`); the report."""
     return Evaluation(
         dataset,
         config,
@@ -265,4 +314,8 @@ def run_evaluation(
         adapters=adapters,
         progress=progress,
         baselines=baselines,
+        repeats=repeats,
+        seed=seed,
+        live=live,
+        resume=resume,
     ).run(concurrency)

@@ -98,6 +98,19 @@ def _run(tmp_path: Path, *extra: str, code: int | None = 0) -> Any:
     )
 
 
+def _scores(report: dict[str, Any]) -> dict[str, Any]:
+    """Each method's verdict counts and interval, without what it cost."""
+
+    def without_cost(entry: dict[str, Any]) -> dict[str, Any]:
+        return {
+            key: ({a: without_cost(s) for a, s in value.items()} if key == "agents" else value)
+            for key, value in entry.items()
+            if key != "cost"
+        }
+
+    return {name: without_cost(entry) for name, entry in report["methods"].items()}
+
+
 def _report(tmp_path: Path) -> dict[str, Any]:
     return json.loads((tmp_path / "out" / "report.json").read_text())
 
@@ -148,16 +161,20 @@ def test_a_rerun_skips_finished_items_and_a_partial_folder_runs_the_rest(tmp_pat
     first = _report(tmp_path)
     log = tmp_path / "agents"
     assert len(calls(log)) == 45
-    _run(tmp_path)
+    # Without --resume, a folder with finished items is not run into.
+    refused = _run(tmp_path, code=2)
+    assert "holds 5 finished item(s) of this evaluation" in refused.stderr
+    assert "--resume" in refused.stderr and len(calls(log)) == 45
+    _run(tmp_path, "--resume")
     assert len(calls(log)) == 45  # nothing left to run
     assert _report(tmp_path)["methods"] == first["methods"]
     # An interrupted run: one item's row is gone; only that item is debated again.
     (next((tmp_path / "out" / "items").glob("tie-*.json"))).unlink()
-    again = _run(tmp_path)
+    again = _run(tmp_path, "--resume")
     new = calls(log)[45:]
     assert len(new) == 9 and {match for _, _, match in new} == {"Q-tie"}
     assert "4 already done, 1 to run" in again.stderr
-    assert _report(tmp_path)["methods"] == first["methods"]
+    assert _scores(_report(tmp_path)) == _scores(first)  # the time it took differs
 
 
 def test_an_interrupted_run_keeps_its_finished_items_and_resumes(tmp_path: Path) -> None:
@@ -190,7 +207,7 @@ def test_an_interrupted_run_keeps_its_finished_items_and_resumes(tmp_path: Path)
     assert not (out / "report.json").exists()
     before = len(calls(tmp_path / "agents"))
     write_setup(tmp_path / "agents", TABLE, debate={"rounds": 2})
-    again = freemad(*args[1:], cwd=tmp_path, home=home)
+    again = freemad(*args[1:], "--resume", cwd=tmp_path, home=home)
     assert "2 already done, 1 to run" in again.stderr
     assert {m for _, _, m in calls(tmp_path / "agents")[before:]} == {"Q-tie"}
     report = json.loads((out / "report.json").read_text())
@@ -205,7 +222,10 @@ def test_a_folder_of_another_evaluation_is_refused(tmp_path: Path) -> None:
     assert "5 at a time" in capped.stderr
     done = _run(tmp_path, "--limit", "1", "--rounds", "1", code=2)
     assert done.stderr.count("\n") == 1
-    assert "holds an evaluation of another dataset, config, --rounds or baselines" in done.stderr
+    assert (
+        "holds an evaluation of another dataset, config, --rounds, --seed or baselines"
+        in done.stderr
+    )
 
 
 def test_bad_items_are_one_line_each_and_refused_unless_skipped(tmp_path: Path) -> None:
