@@ -76,6 +76,7 @@ def eval_group() -> None:
       freemad eval run --dataset questions.jsonl --rounds 1 --out eval/
       freemad eval run --dataset humaneval --limit 20 --out eval-he/
       freemad eval rescore --dataset questions.jsonl --transcripts eval/transcripts --out again/
+      freemad eval report eval/ --html eval/report.html
     """
 
 
@@ -241,6 +242,60 @@ def rescore_command(
     say = _progress(quiet)
     report = rescore(data, Path(transcripts), config, Path(out), adapters=ADAPTERS, progress=say)
     _print(report, as_json=as_json, where=Path(out) / "report.json")
+
+
+@eval_group.command("report")
+@click.argument("folder", metavar="DIR", type=click.Path())
+@click.option(
+    "--html",
+    "html_path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="Write a standalone HTML page: the table and accuracy against cost.",
+)
+@click.option(
+    "--markdown",
+    "markdown_path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="Write markdown for a pull request's comment.",
+)
+def report_command(folder: str, html_path: str | None, markdown_path: str | None) -> None:
+    """Render DIR/report.json (or a report.json itself) as HTML and markdown.
+
+    Without --html or --markdown, the markdown is printed on stdout.
+    """
+    import json
+    from pathlib import Path
+
+    from freemad.eval.render import render_html, render_markdown
+
+    path = Path(folder)
+    path = path / "report.json" if path.is_dir() else path
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(
+            f"no report at {path}", hint="freemad eval run or rescore writes it"
+        ) from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from None
+    if not isinstance(report, dict) or not isinstance(report.get("methods"), dict):
+        raise UsageError(f"{path} is not a freemad eval report (no methods)")
+    try:
+        if html_path is None and markdown_path is None:
+            click.echo(render_markdown(report), nl=False)
+            return
+        if html_path is not None:
+            Path(html_path).write_text(render_html(report), encoding="utf-8")
+            click.echo(f"wrote {html_path}")
+        if markdown_path is not None:
+            Path(markdown_path).write_text(render_markdown(report), encoding="utf-8")
+            click.echo(f"wrote {markdown_path}")
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        raise UsageError(f"{path} is not a readable eval report: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"cannot write the report: {exc}") from None
 
 
 def _baselines(

@@ -1,0 +1,121 @@
+"""A report rendered for people: a standalone HTML page (the methods' table, the comparisons, and
+a plot of accuracy against cost with each method's interval) and markdown for a pull request's
+comment. Every label (agent ids, dataset names, reasons) comes from the user's files and is
+escaped: Jinja2's autoescape in HTML and SVG, `freemad.markdown` in markdown."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+import jinja2
+from markupsafe import Markup, escape
+
+from freemad.eval.methods import EXTRA_METHODS, FINALIZED, METHODS
+from freemad.markdown import escape_markdown
+
+_WIDTH, _HEIGHT = 640, 360
+_LEFT, _RIGHT, _TOP, _BOTTOM = 60, 20, 20, 50
+
+
+def method_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per method, each single agent after `single`, in the table's order."""
+    methods = report.get("methods", {})
+    graded = max(int(report.get("graded") or report.get("items") or 0), 1)
+    keys: list[tuple[str, Mapping[str, Any]]] = []
+    if "single" in methods:
+        keys.append(("single (mean)", methods["single"]))
+        keys += [(f"single: {a}", s) for a, s in methods["single"].get("agents", {}).items()]
+    order = (*METHODS[1:], FINALIZED, *EXTRA_METHODS)
+    keys += [(name, methods[name]) for name in order if name in methods]
+    rows = []
+    for name, entry in keys:
+        cost = entry.get("cost") or {}
+        per = cost.get("per_correct") or {}
+        low, high = entry.get("interval", [0.0, 1.0])
+        rows.append(
+            {
+                "name": name,
+                "accuracy": float(entry.get("accuracy", 0.0)),
+                "correct": entry.get("correct", 0),
+                "total": entry.get("total", 0),
+                "low": float(low),
+                "high": float(high),
+                "tokens_per_item": (cost.get("tokens") or 0) / graded,
+                "tokens_per_correct": per.get("tokens"),
+                "seconds_per_correct": per.get("seconds"),
+                "usd_per_correct": per.get("usd"),
+                "calls": entry.get("calls", ""),
+            }
+        )
+    return rows
+
+
+def plot_svg(rows: list[dict[str, Any]]) -> Markup:
+    """Accuracy (y, with its interval as a whisker) against tokens per item (x), one labelled
+    point per method."""
+    most = max((row["tokens_per_item"] for row in rows), default=0) or 1.0
+    span_x = _WIDTH - _LEFT - _RIGHT
+    span_y = _HEIGHT - _TOP - _BOTTOM
+
+    def x(tokens: float) -> float:
+        return round(_LEFT + span_x * tokens / (most * 1.1), 1)
+
+    def y(share: float) -> float:
+        return round(_TOP + span_y * (1 - share), 1)
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {_HEIGHT}" role="img" '
+        'aria-labelledby="plot-title">',
+        '<title id="plot-title">Accuracy against tokens per item, with 95% intervals</title>',
+        f'<line x1="{_LEFT}" y1="{y(0)}" x2="{_WIDTH - _RIGHT}" y2="{y(0)}" stroke="#555"/>',
+        f'<line x1="{_LEFT}" y1="{y(0)}" x2="{_LEFT}" y2="{y(1)}" stroke="#555"/>',
+    ]
+    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+        parts.append(
+            f'<text x="{_LEFT - 6}" y="{y(tick) + 4}" text-anchor="end" font-size="11">'
+            f"{tick:.0%}</text>"
+        )
+    parts.append(
+        f'<text x="{_LEFT + span_x / 2}" y="{_HEIGHT - 10}" text-anchor="middle" '
+        f'font-size="12">tokens per item (0 to {most * 1.1:,.0f})</text>'
+    )
+    for row in rows:
+        cx, cy = x(row["tokens_per_item"]), y(row["accuracy"])
+        label = escape(row["name"])
+        parts += [
+            f"<g><title>{label}: {row['accuracy']:.1%} [{row['low']:.1%}, {row['high']:.1%}]"
+            "</title>",
+            f'<line x1="{cx}" y1="{y(row["low"])}" x2="{cx}" y2="{y(row["high"])}" stroke="#36c"/>',
+            f'<circle cx="{cx}" cy="{cy}" r="4" fill="#36c"/>',
+            f'<text x="{cx + 6}" y="{cy - 6}" font-size="11">{label}</text></g>',
+        ]
+    parts.append("</svg>")
+    return Markup("".join(parts))  # noqa: S704 - every label above went through escape()
+
+
+@functools.cache
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("freemad", "templates/eval"),
+        undefined=jinja2.StrictUndefined,
+        # HTML escaped by Jinja2; markdown's untrusted text goes through the `md` filter.
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default=False),
+        keep_trailing_newline=True,
+    )
+    env.filters["md"] = lambda value: escape_markdown(value, 200)
+    env.filters["pct"] = lambda value: f"{value:.1%}"
+    env.filters["num"] = lambda value, digits=0: "-" if value is None else f"{value:,.{digits}f}"
+    return env
+
+
+def render_html(report: Mapping[str, Any]) -> str:
+    rows = method_rows(report)
+    template = _environment().get_template("report.html.j2")
+    return template.render(report=report, rows=rows, plot=plot_svg(rows))
+
+
+def render_markdown(report: Mapping[str, Any]) -> str:
+    template = _environment().get_template("report.md.j2")
+    return template.render(report=report, rows=method_rows(report))
