@@ -37,6 +37,7 @@ def main() -> None:
         "evolve_population": [],
         "site_build": [],
         "sandbox_cost": [],
+        "eval_overhead": [],
     }
     combined: dict[str, Any] = {"machine": machine()}
     for name, extra in scripts.items():
