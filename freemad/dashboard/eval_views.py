@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from freemad.dashboard.viewdata import as_list, as_map, as_number, as_text
-from freemad.eval.methods import FINALIZED, METHODS
+from freemad.eval.methods import EXTRA_METHODS, FINALIZED, METHODS
 from freemad.evolve.chart import xml_text
 from freemad.store.port import RUN_ID
 
@@ -23,6 +23,8 @@ LABELS = {
     "majority_final": "majority of the last round",
     "freemad": "Free-MAD decision",
     FINALIZED: "finalizer's answer (debate.finalizer)",
+    "self_consistency": "self-consistency (one agent sampled N times; extra calls)",
+    "judge": "judge (one agent picks a final answer; an extra call)",
 }
 
 
@@ -49,8 +51,9 @@ def check_report(report: Any) -> None:
 
 
 def shown_methods(methods: Mapping[str, Any]) -> list[str]:
-    """Every method of a report: the debate's, and the finalizer's when the report has it."""
-    return [*METHODS, *([FINALIZED] if FINALIZED in methods else [])]
+    """Every method of a report: the debate's, and the finalizer's and the baselines' when the
+    report has them."""
+    return [*METHODS, *(m for m in (FINALIZED, *EXTRA_METHODS) if m in methods)]
 
 
 def _check_score(score: Any, where: str) -> None:

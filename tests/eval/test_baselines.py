@@ -97,3 +97,31 @@ def test_baseline_agents_must_be_enabled_agents(tmp_path: Path) -> None:
     )
     assert "--judge 'nobody' is not an enabled agent: a1, a2, a3" in done.stderr
     assert "Traceback" not in done.stderr and calls(tmp_path / "agents") == []
+
+
+def test_the_site_shows_the_baselines(tmp_path: Path) -> None:
+    config = write_setup(tmp_path / "agents", TABLE, debate={"rounds": 1})
+    dataset = write_items(tmp_path / "items.jsonl", ITEMS)
+    home = tmp_path / "home"
+    home.mkdir()
+    out = tmp_path / "out"
+    freemad(
+        "eval",
+        "run",
+        "--dataset",
+        str(dataset),
+        "--config",
+        str(config),
+        "--out",
+        str(out),
+        "--self-consistency",
+        "2",
+        "--judge",
+        "a3",
+        cwd=tmp_path,
+        home=home,
+    )
+    site = tmp_path / "site"
+    freemad("site", "build", "--eval", str(out), "--out", str(site), cwd=tmp_path, home=home)
+    page = next((site / "evals").glob("*.html")).read_text()
+    assert 'data-method="self_consistency"' in page and 'data-method="judge"' in page
