@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from freemad.dashboard.viewdata import as_list, as_map, as_number, as_text
-from freemad.eval.methods import EXTRA_METHODS, FINALIZED, METHODS
+from freemad.eval.methods import EXTRA_METHODS, FINALIZED, FREEMAD_DEBATE, METHODS
 from freemad.evolve.chart import xml_text
 from freemad.store.port import RUN_ID
 
@@ -21,7 +21,8 @@ LABELS = {
     "single": "single (mean of the agents)",
     "majority_initial": "majority of round 0",
     "majority_final": "majority of the last round",
-    "freemad": "Free-MAD decision",
+    "freemad": "Free-MAD rule, answers told apart by the checker",
+    FREEMAD_DEBATE: "the debate's own Free-MAD decision (scoring.answer_identity)",
     FINALIZED: "finalizer's answer (debate.finalizer)",
     "self_consistency": "self-consistency (one agent sampled N times; extra calls)",
     "judge": "judge (one agent picks a final answer; an extra call)",
@@ -53,7 +54,7 @@ def check_report(report: Any) -> None:
 def shown_methods(methods: Mapping[str, Any]) -> list[str]:
     """Every method of a report: the debate's, and the finalizer's and the baselines' when the
     report has them."""
-    return [*METHODS, *(m for m in (FINALIZED, *EXTRA_METHODS) if m in methods)]
+    return [*METHODS, *(m for m in (FREEMAD_DEBATE, FINALIZED, *EXTRA_METHODS) if m in methods)]
 
 
 def _check_score(score: Any, where: str) -> None:

@@ -20,7 +20,7 @@ from freemad.eval.code_check import passes
 from freemad.eval.costs import usage
 from freemad.eval.items import Dataset, Item
 from freemad.eval.math_text import plain_expression
-from freemad.eval.methods import FINALIZED, METHODS, decisions, trajectory
+from freemad.eval.methods import FINALIZED, FREEMAD_DEBATE, METHODS, decisions, trajectory
 from freemad.ports import Adapters
 from freemad.sandbox.port import Sandbox
 
@@ -107,7 +107,7 @@ def _verdict(form: str | None, right: bool) -> dict[str, Any]:
 
 def failed_row(item: Item, error: str, *, finalizer: bool = False) -> dict[str, Any]:
     """An item whose debate did not run: every method wrong."""
-    methods = [*METHODS[1:], *([FINALIZED] if finalizer else [])]
+    methods = [*METHODS[1:], FREEMAD_DEBATE, *([FINALIZED] if finalizer else [])]
     return {
         "id": item.id,
         "checker": item.checker,

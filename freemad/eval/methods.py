@@ -1,6 +1,8 @@
 """Every decision rule read from one debate's transcript: each agent's round-0 answer (`single`),
-the round-0 and final-round majorities, and the debate's own Free-MAD decision. Pure: a
-transcript and a normal form in, answers out.
+the round-0 and final-round majorities, the Free-MAD rule over the trajectory with the checker's
+normal form as the answer identity (`freemad`), and the debate's own decision as it was made
+under `scoring.answer_identity` (`freemad_debate`). Pure: a transcript and a normal form in,
+answers out.
 
 A majority counts the agents holding each normal form (an agent whose answer has none does not
 vote). Ties go to the tied answer held first: earliest round, and within a round the agent whose
@@ -13,9 +15,12 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from freemad.core.scoring import Move, Weights, score_moves
 from freemad.debate.records import DebateResult
 
 METHODS = ("single", "majority_initial", "majority_final", "freemad")
+# The debate's own winner, its answers told apart by scoring.answer_identity: beside `freemad`.
+FREEMAD_DEBATE = "freemad_debate"
 # The finalizer's answer (`debate.finalizer`): graded, beside `freemad`, when the config has one.
 FINALIZED = "freemad_finalized"
 # The baselines that cost calls of their own (freemad.eval.baselines), graded when asked for.
@@ -31,6 +36,8 @@ class Trajectory:
     held: tuple[dict[str, str], ...]  # per round: agent -> the answer text held after it
     decision: str | None
     finalized: str | None = None  # the finalizer's text; None when it wrote none
+    weights: tuple[float, ...] = Weights().as_tuple()  # the debate's scoring.weights
+    normalize_scores: bool = False  # the debate's scoring.normalize
 
     def initial(self, agent: str) -> str | None:
         return self.held[0].get(agent) if self.held else None
@@ -52,7 +59,47 @@ def trajectory(result: DebateResult) -> Trajectory:
     decision = result.final_solution if result.status == "completed" else None
     done = result.finalized
     finalized = done.text if done is not None and done.status == "ok" and decision else None
-    return Trajectory(tuple(sorted(agents)), tuple(held), decision, finalized)
+    weights = result.settings.get("weights")
+    if not (isinstance(weights, list) and len(weights) == 4):
+        weights = list(Weights().as_tuple())
+    normalized = result.settings.get("normalize") is True
+    return Trajectory(
+        tuple(sorted(agents)),
+        tuple(held),
+        decision,
+        finalized,
+        tuple(float(w) for w in weights),
+        normalized,
+    )
+
+
+def freemad_by_identity(path: Trajectory, normalize: Normalize) -> str | None:
+    """The Free-MAD winner when answers are told apart by `normalize` (the checker's normal
+    form): the debate's moves replayed with its weights, ties to the answer held first (round,
+    then agent id). An answer with no normal form is its own answer (and wrong if it wins). None
+    when the debate made no decision (it failed)."""
+    if path.decision is None or not path.held:
+        return None
+
+    def ident(text: str) -> str:
+        form = normalize(text)
+        return form if form is not None else "\x00" + text
+
+    moves: list[Move] = []
+    before: dict[str, str] = {}
+    for number, round_held in enumerate(path.held):
+        for agent in sorted(round_held):
+            answer = ident(round_held[agent])
+            if number == 0:
+                moves.append(Move(0, agent, answer))
+            else:  # a first answer after round 0 counts as holding it
+                moves.append(Move(number, agent, answer, before.get(agent, answer)))
+            before[agent] = answer
+    if not moves:
+        return None
+    board = score_moves(moves, Weights.from_sequence(path.weights))
+    winner, _ = board.winner(normalize=path.normalize_scores)
+    return None if winner.startswith("\x00") else winner
 
 
 def majority(held: tuple[dict[str, str], ...], upto: int, normalize: Normalize) -> str | None:
@@ -84,7 +131,8 @@ def decisions(
     chosen = {
         "majority_initial": majority(path.held, 0, normalize),
         "majority_final": majority(path.held, last, normalize),
-        "freemad": normalize(path.decision),
+        "freemad": freemad_by_identity(path, normalize),
+        FREEMAD_DEBATE: normalize(path.decision),
     }
     if finalizer:
         chosen[FINALIZED] = normalize(path.finalized)

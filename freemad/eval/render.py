@@ -12,7 +12,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from freemad.eval.methods import EXTRA_METHODS, FINALIZED, METHODS
+from freemad.eval.methods import EXTRA_METHODS, FINALIZED, FREEMAD_DEBATE, METHODS
 from freemad.markdown import escape_markdown
 
 _WIDTH, _HEIGHT = 640, 360
@@ -27,7 +27,7 @@ def method_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     if "single" in methods:
         keys.append(("single (mean)", methods["single"]))
         keys += [(f"single: {a}", s) for a, s in methods["single"].get("agents", {}).items()]
-    order = (*METHODS[1:], FINALIZED, *EXTRA_METHODS)
+    order = (*METHODS[1:], FREEMAD_DEBATE, FINALIZED, *EXTRA_METHODS)
     keys += [(name, methods[name]) for name in order if name in methods]
     rows = []
     for name, entry in keys:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from freemad.eval.costs import method_cost
-from freemad.eval.methods import EXTRA_METHODS, FINALIZED, METHODS
+from freemad.eval.methods import EXTRA_METHODS, FINALIZED, FREEMAD_DEBATE, METHODS
 from freemad.eval.stats import comparisons
 
 Z_95 = 1.959963984540054
@@ -43,9 +43,10 @@ def score(correct: int, total: int) -> dict[str, Any]:
 
 
 ANSWER_IDENTITY = (
-    "the item's checker's normal form: single agents, majorities, self-consistency and the judge "
-    "are graded and counted on it; freemad is the debate's own decision (scoring.answer_identity "
-    "told its answers apart), graded on the same normal form"
+    "the item's checker's normal form, for every method: what single agents are graded on, what "
+    "majorities and self-consistency count, what the judge picks among, and what the Free-MAD "
+    "rule (freemad) scores as one answer; only freemad_debate, the debate's own decision, told "
+    "its answers apart by scoring.answer_identity"
 )
 
 
@@ -147,7 +148,8 @@ def _mean_cost(parts: Sequence[Mapping[str, Any]], correct: float) -> dict[str, 
 def voting_methods(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """The methods that choose one answer per item: every debate's, the finalizer's when a row
     graded it (the config has `debate.finalizer`), and the baselines that were asked for."""
-    graded = [m for m in (FINALIZED, *EXTRA_METHODS) if any(m in row["methods"] for row in rows)]
+    optional = (FREEMAD_DEBATE, FINALIZED, *EXTRA_METHODS)
+    graded = [m for m in optional if any(m in row["methods"] for row in rows)]
     return [*METHODS[1:], *graded]
 
 
@@ -155,7 +157,8 @@ CALLS = {
     "single": "none extra: each agent's round-0 answer in the debate",
     "majority_initial": "none extra: the debate's round 0",
     "majority_final": "none extra: the debate's last round",
-    "freemad": "none extra: the debate's decision",
+    "freemad": "none extra: the Free-MAD rule over the debate's moves",
+    FREEMAD_DEBATE: "none extra: the debate's own decision",
     FINALIZED: "one call per item: the finalizer's, after the debate",
     "self_consistency": "N - 1 calls per item: the sampler's first sample is its debate answer",
     "judge": "one call per item, none where the final answers agree",
@@ -174,7 +177,7 @@ def table(report: Mapping[str, Any]) -> str:
         *((f"  single: {agent}", s) for agent, s in methods["single"]["agents"].items()),
         *(
             (name, methods[name])
-            for name in (*METHODS[1:], FINALIZED, *EXTRA_METHODS)
+            for name in (*METHODS[1:], FREEMAD_DEBATE, FINALIZED, *EXTRA_METHODS)
             if name in methods
         ),
     ]

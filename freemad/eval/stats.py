@@ -18,6 +18,7 @@ NAMES = {
     "majority_initial": "initial majority",
     "majority_final": "final majority",
     "freemad_finalized": "the finalizer",
+    "freemad_debate": "the debate's own decision",
     "self_consistency": "self-consistency",
     "judge": "the judge",
 }

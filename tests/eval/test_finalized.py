@@ -89,7 +89,11 @@ def test_the_report_grades_the_finalized_text_beside_the_winner(tmp_path: Path) 
     # The evaluation's page shows it too, a column in the items' table.
     check_report(report)
     page = eval_view("e", report, set())
-    assert [m["key"] for m in page["methods"]][-2:] == ["freemad", "freemad_finalized"]
+    assert [m["key"] for m in page["methods"]][-3:] == [
+        "freemad",
+        "freemad_debate",
+        "freemad_finalized",
+    ]
     assert page["votes"][-1] == "freemad_finalized"
     assert [row["methods"][-1]["answer"] for row in page["rows"]] == ["Paris", "Lyon", "Lyon"]
     garbled = {**report, "methods": {**methods, "freemad_finalized": {"correct": -1}}}
@@ -108,7 +112,13 @@ def test_the_report_grades_the_finalized_text_beside_the_winner(tmp_path: Path) 
 def test_without_a_finalizer_the_report_has_no_such_method(tmp_path: Path) -> None:
     config = setup(tmp_path)
     report = evaluate(tmp_path, config, "run", "out")
-    assert set(report["methods"]) == {"single", "majority_initial", "majority_final", "freemad"}
+    assert set(report["methods"]) == {
+        "single",
+        "majority_initial",
+        "majority_final",
+        "freemad",
+        "freemad_debate",
+    }
     assert not [c for c in calls(tmp_path / "agents") if c[1] == "final"]
 
 

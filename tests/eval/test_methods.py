@@ -57,8 +57,34 @@ def test_decisions_read_every_method_from_one_trajectory() -> None:
     )
     single, chosen = decisions(path, same)
     assert single == {"a": "X", "b": "X", "c": "Y"}
-    assert chosen == {"majority_initial": "X", "majority_final": "Y", "freemad": "X"}
+    # Free-MAD over the moves: X 40, Y 20 after round 0; in round 1 (factor 1/2) a keeps X (+10),
+    # b leaves X (-12.5) for Y (+15), c keeps Y (+10): X 37.5, Y 45. The decision the transcript
+    # records (here given as X) is freemad_debate.
+    assert chosen == {
+        "majority_initial": "X",
+        "majority_final": "Y",
+        "freemad": "Y",
+        "freemad_debate": "X",
+    }
     # An agent that never answered has no single answer; a failed debate no decision.
     single, chosen = decisions(Trajectory(("a", "b"), ({"a": "X"},), None), same)
     assert single == {"a": "X", "b": None}
     assert chosen["freemad"] is None
+
+
+def test_freemad_counts_answers_the_checker_finds_equal_as_one() -> None:
+    from freemad.eval.checkers import last_number
+    from freemad.eval.methods import freemad_by_identity
+
+    # Round 0: 41 (a), "42" (b), "It is 42.0" (c); all keep. By text, three answers of 20 + 10
+    # each: a tie, to a's 41. By number, 42 has 60 against 41's 30.
+    held = ({"a": "41", "b": "42", "c": "It is 42.0"},) * 2
+    path = Trajectory(("a", "b", "c"), held, decision="41")
+    assert freemad_by_identity(path, last_number) == "42"
+    assert freemad_by_identity(path, same) == "41"
+    # The debate's weights are used: with no keep weight and a huge initial one, still 42.
+    weighted = Trajectory(("a", "b", "c"), held, "41", weights=(100.0, 0.0, 0.0, 0.0))
+    assert freemad_by_identity(weighted, last_number) == "42"
+    # An answer with no normal form can win, and is then no answer.
+    lone = Trajectory(("a",), ({"a": "no idea"},), decision="no idea")
+    assert freemad_by_identity(lone, last_number) is None

@@ -76,7 +76,7 @@ def test_the_report_renders_as_html_and_markdown_with_hostile_labels_inert(
     for name in ("single (mean)", "single: a1", "majority_initial", "majority_final", "freemad"):
         assert f'<th scope="row">{name}</th>' in page
     assert "[37.6%, 96.4%]" in page  # majority_initial: 4 of 5, Wilson
-    assert "Free-MAD trails initial majority by 40.0 points, p = 0.50" in page
+    assert "Free-MAD trails initial majority by 20.0 points, p = 1.00" in page
     # The plot: a point and a whisker per method, each labelled.
     assert page.count("<circle") == len([t for t in tags.tags if t == "circle"]) >= 6
     assert tags.tags.count("line") >= 2 + 6
