@@ -6,7 +6,7 @@ escaped: Jinja2's autoescape in HTML and SVG, `freemad.markdown` in markdown."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jinja2
@@ -79,20 +79,64 @@ def plot_svg(rows: list[dict[str, Any]]) -> Markup:
         )
     parts.append(
         f'<text x="{_LEFT + span_x / 2}" y="{_HEIGHT - 10}" text-anchor="middle" '
-        f'font-size="12">tokens per item (0 to {most * 1.1:,.0f})</text>'
+        'font-size="12">tokens per item</text>'
     )
-    for row in rows:
-        cx, cy = x(row["tokens_per_item"]), y(row["accuracy"])
-        label = escape(row["name"])
-        parts += [
-            f"<g><title>{label}: {row['accuracy']:.1%} [{row['low']:.1%}, {row['high']:.1%}]"
-            "</title>",
-            f'<line x1="{cx}" y1="{y(row["low"])}" x2="{cx}" y2="{y(row["high"])}" stroke="#36c"/>',
-            f'<circle cx="{cx}" cy="{cy}" r="4" fill="#36c"/>',
-            f'<text x="{cx + 6}" y="{cy - 6}" font-size="11">{label}</text></g>',
-        ]
+    for tick in (0.0, 0.5, 1.0):
+        parts.append(
+            f'<text x="{x(most * 1.1 * tick)}" y="{y(0) + 16}" text-anchor="middle" '
+            f'font-size="11">{most * 1.1 * tick:,.0f}</text>'
+        )
+    for (cx, cy), group in _points(rows, x, y).items():
+        names = ", ".join(row["name"] for row in group)
+        parts.append(f"<g><title>{escape(names)}</title>")
+        for row in group:
+            parts.append(
+                f'<line x1="{cx}" y1="{y(row["low"])}" x2="{cx}" y2="{y(row["high"])}" '
+                'stroke="#36c"/>'
+            )
+        parts.append(f'<circle cx="{cx}" cy="{cy}" r="4" fill="#36c"/></g>')
+    for (lx, ly), label, anchor in _labels(rows, x, y):
+        parts.append(
+            f'<text x="{lx}" y="{ly}" text-anchor="{anchor}" font-size="11">{escape(label)}</text>'
+        )
     parts.append("</svg>")
     return Markup("".join(parts))  # noqa: S704 - every label above went through escape()
+
+
+Scale = Callable[[float], float]
+
+
+def _points(
+    rows: list[dict[str, Any]], x: Scale, y: Scale
+) -> dict[tuple[float, float], list[dict[str, Any]]]:
+    """Methods by where their point falls: methods at one spot share it."""
+    points: dict[tuple[float, float], list[dict[str, Any]]] = {}
+    for row in rows:
+        points.setdefault((x(row["tokens_per_item"]), y(row["accuracy"])), []).append(row)
+    return points
+
+
+def _labels(
+    rows: list[dict[str, Any]], x: Scale, y: Scale
+) -> list[tuple[tuple[float, float], str, str]]:
+    """One label per point (its methods' names), right of it (left where it would run past the
+    plot's edge), moved down a line at a time until it overlaps no label placed before it."""
+    placed: list[tuple[float, float, float]] = []  # left, right, baseline
+    labels = []
+    for (cx, cy), group in sorted(_points(rows, x, y).items()):
+        text = ", ".join(row["name"] for row in group)
+        width = 6.2 * len(text)
+        anchor = "end" if cx + 6 + width > _WIDTH - 2 else "start"
+        left = cx - 6 - width if anchor == "end" else cx + 6
+        right, line = left + width, cy - 6
+        for _ in range(12):
+            if not any(a < right and left < b and abs(base - line) < 13 for a, b, base in placed):
+                break
+            line += 13
+        placed.append((left, right, line))
+        at = cx - 6 if anchor == "end" else left
+        labels.append(((round(at, 1), round(line, 1)), text, anchor))
+    return labels
 
 
 @functools.cache
