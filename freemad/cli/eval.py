@@ -173,7 +173,9 @@ def run_command(
     config = load_config(config_path).config
     baselines = _baselines(config, samples, sampler, judge)
     data = _dataset(dataset, dataset_format, limit, skip_bad=skip_bad)
-    agents = len(config.enabled_agents)
+    # An item runs at most this many agent processes at once: its debate's agents, or the
+    # self-consistency samples drawn together after it.
+    agents = max(len(config.enabled_agents), baselines.samples - 1)
     most = max(1, config.budget.max_concurrent_agents // max(agents, 1))
     chosen = most if concurrency is None else min(concurrency, most)
     say = _progress(quiet)

@@ -125,3 +125,18 @@ def test_the_site_shows_the_baselines(tmp_path: Path) -> None:
     freemad("site", "build", "--eval", str(out), "--out", str(site), cwd=tmp_path, home=home)
     page = next((site / "evals").glob("*.html")).read_text()
     assert 'data-method="self_consistency"' in page and 'data-method="judge"' in page
+
+
+def test_self_consistency_samples_count_against_the_process_budget(tmp_path: Path) -> None:
+    config = write_setup(tmp_path / "agents", TABLE)
+    dataset = write_items(tmp_path / "items.jsonl", ITEMS[1:])
+    home = tmp_path / "home"
+    home.mkdir()
+    done = freemad(
+        "eval", "run", "--dataset", str(dataset), "--config", str(config), "--out",
+        str(tmp_path / "out"), "--self-consistency", "9", cwd=tmp_path, home=home,
+    )  # fmt: skip
+    # 16 processes (budget.max_concurrent_agents), 8 samples drawn at once: 2 items at a time.
+    assert "up to 2 at a time" in done.stderr
+    logged = calls(tmp_path / "agents")
+    assert sum(1 for who, when, _ in logged if who == "a1" and when == 0) == 9
