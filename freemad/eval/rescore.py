@@ -39,7 +39,8 @@ def match_transcripts(
     items: list[Item], transcripts: list[tuple[str, DebateResult]], index: Mapping[str, str]
 ) -> dict[str, tuple[str, DebateResult]]:
     """Each item's transcript: the one `index` names for its id (a file name or a run id), else
-    the latest whose requirement is its question."""
+    the latest whose requirement is its question; and each further repeat's, `id#r`, that the
+    index names."""
     by_name = {name: (name, result) for name, result in transcripts}
     by_run = {result.run_id: (name, result) for name, result in transcripts}
     by_question: dict[str, tuple[str, DebateResult]] = {}
@@ -52,6 +53,12 @@ def match_transcripts(
         chosen = chosen or by_question.get(item.question.replace("\x00", "").strip())
         if chosen is not None:
             found[item.id] = chosen
+        repeat = 1  # `eval run --repeats`: repeat r of an item is `id#r` in the index
+        while (named := index.get(f"{item.id}#{repeat}")) is not None:
+            chosen = by_name.get(named) or by_run.get(named)
+            if chosen is not None:
+                found[f"{item.id}#{repeat}"] = chosen
+            repeat += 1
     return found
 
 
@@ -66,8 +73,9 @@ def read_index(folder: Path) -> dict[str, str]:
         with contextlib.suppress(ValueError, AttributeError, TypeError):
             entry = json.loads(line)
             target = entry.get("transcript") or entry.get("run_id")
-            if isinstance(target, str):
-                index[str(entry["id"])] = target
+            repeat = entry.get("repeat") or 0
+            if isinstance(target, str) and isinstance(repeat, int):
+                index[str(entry["id"]) + (f"#{repeat}" if repeat else "")] = target
     return index
 
 
@@ -93,11 +101,14 @@ def rescore(
     for ident in missing:
         progress(f"no transcript for item {ident}: left out")
     rows = []
+    finalizer = config.debate.finalizer is not None
     for item in dataset.items:
-        if item.id in found:
-            name, result = found[item.id]
-            graded = grade(item, result, sandbox, finalizer=config.debate.finalizer is not None)
-            rows.append({**graded, "transcript": name})
+        repeat = 0
+        while (key := item.id if repeat == 0 else f"{item.id}#{repeat}") in found:
+            name, result = found[key]
+            graded = grade(item, result, sandbox, finalizer=finalizer)
+            rows.append({**graded, "transcript": name, "repeat": repeat})
+            repeat += 1
     header = {"dataset": dataset.name, "transcripts": str(transcripts), "missing": missing}
     report = build_report(rows, header)
     write_json(out / "report.json", report)

@@ -91,3 +91,16 @@ def test_a_killed_run_resumes_without_repeating_finished_items(tmp_path: Path) -
     assert per["tokens"] == pytest.approx(cost["freemad"]["tokens"] / 4)
     assert per["seconds"] == pytest.approx(cost["freemad"]["seconds"] / 4, abs=1e-3)
     assert cost["single"]["calls"] == 6  # one agent's, on average
+
+    # Rescoring the folder finds every repeat's transcript through the index.
+    rescored = tmp_path / "rescored"
+    freemad(
+        "eval", "rescore", "--dataset", str(dataset), "--transcripts", str(out), "--out",
+        str(rescored), "--config", str(config), cwd=tmp_path, home=home,
+    )  # fmt: skip
+    again_report = json.loads((rescored / "report.json").read_text())
+    assert [(row["id"], row["repeat"]) for row in again_report["rows"]] == [
+        (row["id"], row["repeat"]) for row in rows
+    ]
+    assert [row["run_id"] for row in again_report["rows"]] == [row["run_id"] for row in rows]
+    assert again_report["comparisons"]["majority_final"]["pairs"] == 6
