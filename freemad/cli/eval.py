@@ -3,6 +3,7 @@ from the same debates (docs/eval.md)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -92,8 +93,9 @@ eval_group.add_command(simulate)
     "--concurrency",
     type=click.IntRange(1),
     metavar="C",
-    help="Items debated at once (default and most: budget.max_concurrent_agents divided by "
-    "the number of agents).",
+    help="Items debated at once (most: budget.max_concurrent_agents divided by the number of "
+    "agents; default: that most, or, where agents run their model on this machine (a local "
+    "llm model), what keeps those processes within its cores; the report says which).",
 )
 @click.option(
     "--self-consistency",
@@ -177,7 +179,7 @@ def run_command(
     # self-consistency samples drawn together after it.
     agents = max(len(config.enabled_agents), baselines.samples - 1)
     most = max(1, config.budget.max_concurrent_agents // max(agents, 1))
-    chosen = most if concurrency is None else min(concurrency, most)
+    chosen, why = _concurrency(config, concurrency, most, agents)
     say = _progress(quiet)
     if concurrency is not None and concurrency > most:
         say(
@@ -192,6 +194,7 @@ def run_command(
             rounds=rounds,
             adapters=ADAPTERS,
             concurrency=chosen,
+            why_concurrency=why,
             progress=say,
             baselines=baselines,
             repeats=repeats,
@@ -205,6 +208,30 @@ def run_command(
     finally:
         _end_live(quiet)
     _print(report, as_json=as_json, where=Path(out) / "report.json")
+
+
+def _concurrency(
+    config: FreemadConfig, asked: int | None, most: int, agents: int
+) -> tuple[int, str]:
+    """Items debated at once, and why: as asked (never past `most`, what
+    budget.max_concurrent_agents allows), else `most`, else, where agents run their model on
+    this machine, as many as keep those processes within its cores."""
+    from freemad.agents.presets import runs_locally
+
+    limit = (
+        f"budget.max_concurrent_agents ({config.budget.max_concurrent_agents}) / {agents} agent(s)"
+    )
+    if asked is not None:
+        return min(asked, most), f"--concurrency {asked}, at most {limit}"
+    local = sum(runs_locally(agent) for agent in config.enabled_agents)
+    if not local:
+        return most, limit
+    cores = os.cpu_count() or 1
+    chosen = max(1, min(most, cores // local))
+    return chosen, (
+        f"{local} agent(s) run their model on this machine, which has {cores} core(s): "
+        f"{chosen} item(s) at a time (--concurrency sets it)"
+    )
 
 
 @eval_group.command("rescore")

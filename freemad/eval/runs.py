@@ -158,7 +158,9 @@ class Evaluation:
                 kept[unit_key(item, repeat)] = row
         return kept
 
-    def run(self, concurrency: int) -> dict[str, Any]:
+    def run(self, concurrency: int, why: str = "") -> dict[str, Any]:
+        """Run what is left; `why` says how `concurrency` was chosen, in the report."""
+        self.header["concurrency"] = {"items_at_once": concurrency, "why": why}
         sandbox = code_sandbox(self.dataset, self.config, self.adapters)
         self.claim_folder()
         rows = self.finished()
@@ -297,6 +299,7 @@ def run_evaluation(
     rounds: int | None,
     adapters: Adapters,
     concurrency: int,
+    why_concurrency: str = "",
     progress: Progress = quiet,
     baselines: Baselines | None = None,
     repeats: int = 1,
@@ -318,4 +321,4 @@ def run_evaluation(
         seed=seed,
         live=live,
         resume=resume,
-    ).run(concurrency)
+    ).run(concurrency, why_concurrency)
