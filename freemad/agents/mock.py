@@ -17,6 +17,7 @@ import sys
 import time
 
 from freemad import __version__
+from freemad.core.review import REVIEW_MARKER
 
 PERSONAS = {
     "iterative": (
@@ -91,6 +92,10 @@ def _parser() -> argparse.ArgumentParser:
 def _own_answer(args: argparse.Namespace, prompt: str) -> tuple[str, str]:
     if args.solution is not None:
         return args.solution, "A fixed answer given on the command line."
+    if REVIEW_MARKER in prompt:
+        from freemad.agents.mock_review import review
+
+        return review(args.persona, _requirement(prompt))
     if "fibonacci" in prompt.lower():
         return PERSONAS[args.persona]
     first = next((line.strip() for line in _requirement(prompt).splitlines() if line.strip()), "")

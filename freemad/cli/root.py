@@ -38,6 +38,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "example": ("freemad.cli.init", "example_group"),
     "github": ("freemad.cli.github", "github_group"),
     "init": ("freemad.cli.init", "init_command"),
+    "review": ("freemad.cli.review", "review_command"),
     "site": ("freemad.cli.site", "site_group"),
     "task": ("freemad.cli.tasks", "task_group"),
     "transcript": ("freemad.cli.transcripts", "transcript_group"),

@@ -19,6 +19,7 @@ from freemad.config.agents import (
 from freemad.config.evolve import EvolveConfig
 from freemad.config.evolve_agents import check_evolve_agents
 from freemad.config.github import GitHubConfig
+from freemad.config.review import ReviewConfig
 from freemad.config.strict import (
     Loc,
     LocatedValueError,
@@ -279,6 +280,7 @@ class FreemadConfig(StrictModel):
         "Evolve runs: the judge and supervisor (docs/evolve.md); null when unused.", None
     )
     github: GitHubConfig = _doc("On GitHub: the Action and the bot (docs/github.md).", GitHubConfig)
+    review: ReviewConfig = _doc("Debated pull-request reviews (docs/github.md).", ReviewConfig)
 
     @property
     def enabled_agents(self) -> list[AgentConfig]:

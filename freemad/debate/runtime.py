@@ -9,7 +9,7 @@ import logging
 import math
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -47,6 +47,7 @@ def run_debate(
     on_event: EventSink | None = None,
     run_id: str | None = None,
     adapters: Adapters | None = None,
+    check: Callable[[str], object] | None = None,
 ) -> DebateResult:
     """Run a whole debate and return its transcript. The one entry point for CLI, Action and bot.
 
@@ -62,6 +63,7 @@ def run_debate(
             on_event=on_event,
             run_id=run_id,
             adapters=adapters,
+            check=check,
         )
     )
 
@@ -75,9 +77,11 @@ async def arun_debate(
     on_event: EventSink | None = None,
     run_id: str | None = None,
     adapters: Adapters | None = None,
+    check: Callable[[str], object] | None = None,
 ) -> DebateResult:
     requirement = check_requirement(requirement, config)
     debate = _Debate(config, requirement, rounds, agents, adapters, on_event, run_id)
+    debate.check = check
     return await debate.run()
 
 
@@ -125,6 +129,7 @@ class _Debate:
         self.adapters = adapters
         self.ports: dict[str, AgentPort] = {}
         self.run_id = run_id or uuid.uuid4().hex
+        self.check: Callable[[str], object] | None = None
         self.loop_clock = time.monotonic
         sinks: list[EventSink] = [log_event, *([on_event] if on_event else [])]
         self.events = EventLog(self.run_id, time.time, sinks)
@@ -179,6 +184,7 @@ class _Debate:
             limiter=asyncio.Semaphore(self.config.budget.max_concurrent_agents),
             events=self.events,
             clock=self.loop_clock,
+            check=self.check,
         )
         error = early_stop = note = None
         for round_no in range(self.rounds + 1):

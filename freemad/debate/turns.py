@@ -47,6 +47,9 @@ class TurnContext:
     limiter: asyncio.Semaphore
     events: EventLog
     clock: Callable[[], float]
+    # A check of a solution beyond the contract (a review's findings): ReplyFormatError when the
+    # solution is not what the run asks for, so the agent is asked once more, as for any reply.
+    check: Callable[[str], object] | None = None
 
 
 @dataclass
@@ -177,6 +180,8 @@ async def _attempts(
                 own_solution,
                 free_form=agent.free_form_replies,
             )
+            if ctx.check is not None and response.solution:
+                ctx.check(response.solution)
         except ReplyFormatError as exc:
             problem = str(exc)
             turn.error = Failure(cause="unparseable", detail=problem)

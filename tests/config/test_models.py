@@ -51,6 +51,7 @@ def test_minimal_config_takes_every_default() -> None:
 def test_every_section_is_a_model_field() -> None:
     sections = {"agents", "topology", "deadlines", "scoring", "security", "budget"}
     sections |= {"output", "logging", "validation", "cache", "debate", "task", "evolve", "github"}
+    sections |= {"review"}
     assert set(FreemadConfig.model_fields) == sections
 
 
