@@ -10,8 +10,9 @@ of posting it again. `Renewal` keeps the claim's lease fresh while the job works
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from freemad.bot.ports import ClaimStore, Effect, Owner
 from freemad.errors import FreemadError
@@ -19,6 +20,8 @@ from freemad.github.forge import (
     Forge,
     IssueDetails,
     PostedComment,
+    PostedReview,
+    PullFile,
     PullRequestDetails,
     PullRequestRef,
 )
@@ -109,6 +112,28 @@ class JournalForge:
 
     def issue(self, repo: str, number: int) -> IssueDetails:
         return self.inner.issue(repo, number)
+
+    def pull_request_files(self, repo: str, number: int) -> list[PullFile]:
+        return self.inner.pull_request_files(repo, number)
+
+    def create_review(
+        self,
+        repo: str,
+        number: int,
+        *,
+        commit_id: str,
+        body: str,
+        event: str,
+        comments: Sequence[Mapping[str, Any]],
+    ) -> PostedReview:
+        seq, done = self._write("review")
+        if done is not None and (done.repo, done.number) == (repo, number):
+            return PostedReview(done.ref, done.url)  # posted by the killed run: never twice
+        posted = self.inner.create_review(
+            repo, number, commit_id=commit_id, body=body, event=event, comments=comments
+        )
+        self.claim.record("review", seq, Effect(repo, number, posted.id, posted.html_url))
+        return posted
 
     def find_pull_request(self, repo: str, *, head: str, base: str) -> PullRequestRef | None:
         return self.inner.find_pull_request(repo, head=head, base=base)

@@ -15,7 +15,7 @@ Where a command is read:
 The grammar: ``/freemad VERB [key=value ...] [TEXT]``, then an optional body (the following
 lines). Verbs and keys are lower case.
 
-- Run-starting verbs (debate, plan, code, evolve) take options: ``key=value`` words right after
+- Run-starting verbs (debate, plan, code, evolve, review) take options: ``key=value`` words right after
   the verb, shell-quoted as in POSIX (``key="two words"``); the key must be written bare, so a
   word quoted whole (``"a=b"``) is text. ``--`` ends the options explicitly. An unknown key is an
   error even where no option exists yet (plan, code), so adding one later never changes what an
@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from freemad.core.untrusted import clean
@@ -61,6 +62,11 @@ _VERB_HELP: dict[str, tuple[str, str, str]] = {
         "evolve this pull request's head toward a measurable goal",
         "evolve max_iterations=20 Make the test suite faster",
     ),
+    "review": (
+        "[rounds=N] [FOCUS]",
+        "review this pull request's diff by debate; posted as a review with inline comments",
+        "review rounds=2 Check the error handling",
+    ),
     "answer": (
         "TEXT",
         "answer the question the waiting run asked",
@@ -84,13 +90,14 @@ _VERB_HELP: dict[str, tuple[str, str, str]] = {
     "help": ("", "reply with this help", "help"),
 }
 VERBS: tuple[str, ...] = tuple(_VERB_HELP)
-TEXT_VERBS = frozenset({"debate", "plan", "code", "evolve", "answer", "reject"})
+TEXT_VERBS = frozenset({"debate", "plan", "code", "evolve", "review", "answer", "reject"})
 NEEDS_TEXT = frozenset({"evolve", "answer", "reject"})
-OPTION_VERBS = frozenset({"debate", "plan", "code", "evolve"})
+OPTION_VERBS = frozenset({"debate", "plan", "code", "evolve", "review"})
 # verb -> option -> inclusive integer range
 OPTIONS: dict[str, dict[str, tuple[int, int]]] = {
     "debate": {"rounds": (0, 10)},
     "evolve": {"max_iterations": (1, 1000)},
+    "review": {"rounds": (0, 10)},
 }
 
 _HEAD = re.compile(r"/freemad(?=\s|$)")
@@ -252,11 +259,19 @@ def parse_comment(body: str) -> Command | None:
     return Command(verb, body=after)
 
 
-def help_text() -> str:
-    """Markdown for the ``/freemad help`` reply: the grammar and every verb with an example."""
+def help_text(may_use: Callable[[str], bool] | None = None) -> str:
+    """Markdown for the ``/freemad help`` reply: the grammar and every verb with an example;
+    with ``may_use``, only the verbs it allows (the sender's), and how many it left out."""
+    shown = {v: h for v, h in _VERB_HELP.items() if may_use is None or may_use(v)}
     rows = "\n".join(
         f"| `/freemad {verb}{' ' + args if args else ''}` | {what} | `/freemad {example}` |"
-        for verb, (args, what, example) in _VERB_HELP.items()
+        for verb, (args, what, example) in shown.items()
+    )
+    hidden = len(_VERB_HELP) - len(shown)
+    withheld = (
+        f"These are the commands you may use here; {hidden} more need write access.\n\n"
+        if hidden
+        else ""
     )
     return (
         "### FREE-MAD commands\n\n"
@@ -264,6 +279,7 @@ def help_text() -> str:
         "[TEXT]`. Text may go on past the first line. Only people with write access can start "
         "or steer a run; `help` works for everyone and `status` for anyone who can read the "
         "repository.\n\n"
+        f"{withheld}"
         "| command | what it does | example |\n|---|---|---|\n"
         f"{rows}\n\n"
         "Options are `key=value` words right after the verb (quote a value with spaces: "

@@ -12,7 +12,7 @@ stdin, never on a command line.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -141,6 +141,16 @@ def review_request(diff_text: str, config: FreemadConfig, context: str = "") -> 
     return ReviewRequest(diff, fitted, requirement)
 
 
+def check_solution(config: FreemadConfig) -> Callable[[str], list[Finding]]:
+    """The check a review debate holds each solution to: the findings grammar."""
+    limit = config.review.max_findings
+
+    def check(solution: str) -> list[Finding]:
+        return parse_review(solution, max_findings=limit)
+
+    return check
+
+
 def run_review(
     request: ReviewRequest,
     config: FreemadConfig,
@@ -152,11 +162,6 @@ def run_review(
     adapters: Adapters | None = None,
 ) -> ReviewResult:
     """Debate the review and score its findings (see the module doc)."""
-    limit = config.review.max_findings
-
-    def check(solution: str) -> list[Finding]:
-        return parse_review(solution, max_findings=limit)
-
     debate = run_debate(
         request.requirement,
         config,
@@ -165,7 +170,7 @@ def run_review(
         on_event=on_event,
         run_id=run_id,
         adapters=adapters,
-        check=check,
+        check=check_solution(config),
     )
     return fold_review(request, debate, config)
 

@@ -7,7 +7,7 @@ and records every call, so router tests can assert on what would have been poste
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -68,6 +68,26 @@ class PullRequestDetails:
     head_sha: str
     base_ref: str
     head_repo: str  # "owner/name"; "" when the fork was deleted
+    state: str = "open"  # or "closed" (merged ones too)
+
+
+@dataclass(frozen=True)
+class PullFile:
+    """One file a pull request changes, as GitHub lists it: `patch` is its part of the diff
+    (hunks only), None where GitHub gives none (a binary file, or a diff too large to show)."""
+
+    filename: str
+    status: str  # added, removed, modified, renamed, copied, changed, unchanged
+    patch: str | None
+    previous_filename: str | None = None
+    additions: int = 0
+    deletions: int = 0
+
+
+@dataclass(frozen=True)
+class PostedReview:
+    id: int
+    html_url: str
 
 
 class Forge(Protocol):
@@ -102,6 +122,25 @@ class Forge(Protocol):
 
     def issue(self, repo: str, number: int) -> IssueDetails:
         """An issue's title and body (a workflow_dispatch payload carries only its number)."""
+        ...
+
+    def pull_request_files(self, repo: str, number: int) -> list[PullFile]:
+        """Every file the pull request changes, with its patch (GitHub lists up to 3,000)."""
+        ...
+
+    def create_review(
+        self,
+        repo: str,
+        number: int,
+        *,
+        commit_id: str,
+        body: str,
+        event: str,
+        comments: Sequence[Mapping[str, Any]],
+    ) -> PostedReview:
+        """One pull-request review, submitted at once: `event` is COMMENT, APPROVE or
+        REQUEST_CHANGES; each comment is {path, line, side: RIGHT, body} on a line of the diff
+        (GitHub refuses the whole review, 422, when one is not)."""
         ...
 
     def find_pull_request(self, repo: str, *, head: str, base: str) -> PullRequestRef | None:
@@ -159,6 +198,8 @@ class RecordingForge:
     dispatches: list[tuple[str, str, str, dict[str, str]]] = field(default_factory=list)
     details: dict[tuple[str, int], PullRequestDetails] = field(default_factory=dict)
     issues: dict[tuple[str, int], IssueDetails] = field(default_factory=dict)
+    files: dict[tuple[str, int], list[PullFile]] = field(default_factory=dict)
+    reviews: list[dict[str, Any]] = field(default_factory=list)
     # The repository settings GitHub checks when a job's token opens a pull request.
     actions_may_open_pulls: bool = True
     drafts_supported: bool = True
@@ -270,6 +311,41 @@ class RecordingForge:
         if found is None:
             raise self._missing("GET", f"/repos/{repo}/pulls/{number}")
         return found
+
+    def pull_request_files(self, repo: str, number: int) -> list[PullFile]:
+        self._record("pull_request_files", repo=repo, number=number)
+        found = self.files.get((repo, number))
+        if found is None:
+            raise self._missing("GET", f"/repos/{repo}/pulls/{number}/files")
+        return list(found)
+
+    def create_review(
+        self,
+        repo: str,
+        number: int,
+        *,
+        commit_id: str,
+        body: str,
+        event: str,
+        comments: Sequence[Mapping[str, Any]],
+    ) -> PostedReview:
+        given = [dict(c) for c in comments]
+        self._record(
+            "create_review",
+            repo=repo,
+            number=number,
+            commit_id=commit_id,
+            body=body,
+            event=event,
+            comments=given,
+        )
+        review_id = self._new_id()
+        self.reviews.append(
+            {"repo": repo, "number": number, "commit_id": commit_id, "body": body}
+            | {"event": event, "comments": given, "id": review_id}
+        )
+        url = f"{self.web_url}/{repo}/pull/{number}#pullrequestreview-{review_id}"
+        return PostedReview(review_id, url)
 
     def pages_url(self, repo: str) -> str | None:
         self._record("pages_url", repo=repo)

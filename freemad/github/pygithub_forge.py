@@ -18,7 +18,7 @@ import random
 import re
 import time
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
@@ -29,10 +29,13 @@ from github.GithubException import GithubException
 from github.IssueComment import IssueComment
 from github.Repository import Repository
 
+from freemad.github import pygithub_reviews
 from freemad.github.forge import (
     ForgeError,
     IssueDetails,
     PostedComment,
+    PostedReview,
+    PullFile,
     PullRequestDetails,
     PullRequestRef,
 )
@@ -393,7 +396,30 @@ class PyGithubForge:
         pull = self._call("GET", path, lambda: self._repo(repo).get_pull(number), idempotent=True)
         head_repo = pull.head.repo.full_name if pull.head.repo is not None else ""
         return PullRequestDetails(
-            pull.number, pull.html_url, pull.head.ref, pull.head.sha, pull.base.ref, head_repo
+            pull.number,
+            pull.html_url,
+            pull.head.ref,
+            pull.head.sha,
+            pull.base.ref,
+            head_repo,
+            state=pull.state,
+        )
+
+    def pull_request_files(self, repo: str, number: int) -> list[PullFile]:
+        return pygithub_reviews.pull_request_files(self, repo, number)
+
+    def create_review(
+        self,
+        repo: str,
+        number: int,
+        *,
+        commit_id: str,
+        body: str,
+        event: str,
+        comments: Sequence[Mapping[str, Any]],
+    ) -> PostedReview:
+        return pygithub_reviews.create_review(
+            self, repo, number, commit_id=commit_id, body=body, event=event, comments=comments
         )
 
     def find_pull_request(self, repo: str, *, head: str, base: str) -> PullRequestRef | None:

@@ -44,12 +44,13 @@ LABELS: Mapping[str, str] = MappingProxyType(
         "freemad:plan": "plan",
         "freemad:code": "code",
         "freemad:evolve": "evolve",
+        "freemad:review": "review",
     }
 )
 LABEL_PREFIX = "freemad:"
 # A code task starts from an issue and writes a new branch; evolve improves an existing PR's head.
 ISSUE_MODES = frozenset({"debate", "plan", "code"})
-PULL_REQUEST_MODES = frozenset({"debate", "plan", "evolve"})
+PULL_REQUEST_MODES = frozenset({"debate", "plan", "evolve", "review"})
 
 
 def route(event: Event, *, self_login: str | None = None) -> Routed:

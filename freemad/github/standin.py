@@ -29,6 +29,7 @@ from freemad.github.standin_replies import (
     invalid,
     workflow_triggers,
 )
+from freemad.github.standin_reviews import ReviewEndpoints
 from freemad.github.standin_server import LoopbackServer
 
 ROLE_PERMISSION = {"maintain": "write", "triage": "read"}  # the `permission` a role reports
@@ -67,7 +68,7 @@ def _public(item: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in item.items() if k not in ("repo", "comment_id")}
 
 
-class StandIn:
+class StandIn(ReviewEndpoints):
     """The stand-in server. `prefix` ("/api/v3") mimics GitHub Enterprise Server's base path."""
 
     def __init__(
@@ -100,6 +101,7 @@ class StandIn:
         # (repo, workflow file) -> the workflow's triggers (its `on:`), as add_workflow read them
         self.workflows: dict[tuple[str, str], dict[str, Any]] = {}
         self._faults: list[_Fault] = []
+        self._init_reviews()
         self._numbers: dict[str, int] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -180,7 +182,15 @@ class StandIn:
         return 200, shapes.permission(self.site, login, permission=permission, role=role)
 
     def add_pull(
-        self, repo: str, number: int, *, head_ref: str, head_sha: str, base_ref: str, head_repo: str
+        self,
+        repo: str,
+        number: int,
+        *,
+        head_ref: str,
+        head_sha: str,
+        base_ref: str,
+        head_repo: str,
+        state: str = "open",
     ) -> None:
         """Seed a pull request someone else opened (the one a webhook payload is about)."""
         head_owner = head_repo.split("/", 1)[0] if head_repo else "ghost"
@@ -197,7 +207,7 @@ class StandIn:
             base=base,
             author=head_owner,
         )
-        self.pulls[(repo, number)] = {**pull, "repo": repo}
+        self.pulls[(repo, number)] = {**pull, "repo": repo, "state": state}
 
     def seed(self, payload: Mapping[str, Any]) -> None:
         """Seed what a webhook payload is about and GitHub already has: its issue or pull request,
@@ -220,6 +230,7 @@ class StandIn:
                     head_sha=str(head["sha"]),
                     base_ref=str(base["ref"]),
                     head_repo=str(head_repo),
+                    state=str(pull.get("state") or "open"),
                 )
             if isinstance(comment, Mapping) and isinstance(issue, Mapping):
                 number, cid = int(issue["number"]), int(comment["id"])
@@ -389,18 +400,6 @@ class StandIn:
             "html_url": f"{self.origin}/{repo}/actions/runs/{run_id}",
         }
 
-    def add_review_comment(self, repo: str, number: int, body: str, comment_id: int) -> None:
-        """Seed a comment someone wrote on pull request `number`'s diff (the one a
-        pull_request_review_comment payload is about)."""
-        comment = {"repo": repo, "number": number, "body": body, "reactions": []}
-        self.review_comments[comment_id] = comment
-
-    def _react_review(self, method: str, repo: str, cid: str, body: Any, query: Query) -> Reply:
-        """A reaction on a comment on a pull request's diff (kept with the comment)."""
-        comment = self.review_comments.get(int(cid)) or {}
-        exists = comment.get("repo") == repo
-        return self._reaction(body, exists, comment.get("reactions", []), {})
-
     ROUTES = (
         ("GET", r"", "_get_repo"),
         ("GET", r"/collaborators/([^/]+)/permission", "_permission"),
@@ -411,6 +410,8 @@ class StandIn:
         ("GET", r"/pulls", "_list_pulls"),
         ("POST", r"/pulls", "_open_pull"),
         ("GET PATCH", r"/pulls/(\d+)", "_pull"),
+        ("GET", r"/pulls/(\d+)/files", "_pull_files"),
+        ("POST", r"/pulls/(\d+)/reviews", "_post_review"),
         ("GET", r"/issues/(\d+)", "_issue"),
         ("POST", r"/actions/workflows/([^/]+)/dispatches", "_dispatch"),
         ("GET", r"/pages", "_pages"),
@@ -458,6 +459,7 @@ class StandIn:
                     status, reply = 400, error_body("Problems parsing JSON")
                 else:
                     status, reply = self.route(method, path, query, body)
+                    extra, self.reply_headers = self.reply_headers, {}
             self.rate_remaining = left = max(0, self.rate_remaining - 1)
             reset, used = int(time.time()) + 3600, 5000 - left
             values = ("5000", left, reset, used, "core")

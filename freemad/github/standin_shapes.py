@@ -236,3 +236,51 @@ def permission(site: Site, login: str, *, permission: str, role: str) -> dict[st
         "role_name": role,
         "user": {**user(site, login), "role_name": role},
     }
+
+
+def diff_entry(site: Site, repo: str, head_sha: str, path: str, sha: str) -> dict[str, Any]:
+    """A `diff-entry`: one file a pull request changes (status and counts set by the caller)."""
+    web = f"{site.web}/{repo}"
+    return {
+        "sha": sha,
+        "filename": path,
+        "status": "modified",
+        "additions": 0,
+        "deletions": 0,
+        "changes": 0,
+        "blob_url": f"{web}/blob/{head_sha}/{path}",
+        "raw_url": f"{web}/raw/{head_sha}/{path}",
+        "contents_url": f"{site.api}/repos/{repo}/contents/{path}?ref={head_sha}",
+    }
+
+
+def review(
+    site: Site,
+    repo: str,
+    number: int,
+    ident: int,
+    *,
+    body: str,
+    state: str,
+    commit_id: str,
+    author: str,
+) -> dict[str, Any]:
+    """A `pull-request-review`, submitted now."""
+    web = f"{site.web}/{repo}/pull/{number}"
+    api = f"{site.api}/repos/{repo}/pulls/{number}"
+    return {
+        "id": ident,
+        "node_id": f"PRR_{ident}",
+        "user": user(site, author),
+        "body": body,
+        "state": state,
+        "html_url": f"{web}#pullrequestreview-{ident}",
+        "pull_request_url": api,
+        "_links": {
+            "html": {"href": f"{web}#pullrequestreview-{ident}"},
+            "pull_request": {"href": api},
+        },
+        "submitted_at": now(),
+        "commit_id": commit_id,
+        "author_association": "NONE",
+    }

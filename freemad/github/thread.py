@@ -81,7 +81,7 @@ class LinkedRun:
     """A run started on a thread, found again by a later command there."""
 
     run_id: str
-    kind: str  # debate, task or evolve
+    kind: str  # debate, task, evolve or review
     comment_id: int  # the comment the run keeps up to date on the thread
 
 
@@ -150,7 +150,7 @@ class Thread(Clients):
         """The run a steering command is for: the last task or evolve run started here."""
         for event in reversed(self.store.events(self._link_id())):
             data = event.data
-            if event.kind == "linked" and data["kind"] != "debate":
+            if event.kind == "linked" and data["kind"] in ("task", "evolve"):
                 return LinkedRun(str(data["run_id"]), str(data["kind"]), int(data["comment_id"]))
         return None
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from freemad.core.commands import Command, help_text
-from freemad.core.permissions import Permission
-from freemad.github.behaviours import debate, evolve, publish, tasks
+from freemad.core.permissions import Actor, Permission, may_act
+from freemad.github.behaviours import debate, evolve, publish, review, tasks
 from freemad.github.thread import Outcome, Start, Steer, Thread
 
 Handler = Callable[[Thread, Command, str], Outcome]  # (thread, command, the commenter's login)
@@ -55,7 +55,13 @@ def steering(*, task: Steer, evolve: Steer) -> Handler:
 
 
 def _help(thread: Thread, command: Command, login: str) -> Outcome:
-    return thread.reply("help", text=help_text())
+    """The commands the sender may use here: their permission read as every command checks it."""
+    held = thread.forge.permission(thread.repo, login)
+
+    def may_use(verb: str) -> bool:
+        return may_act(Actor(login, "User"), held, verb).allowed  # type: ignore[arg-type]
+
+    return thread.reply("help", text=help_text(may_use))
 
 
 VERBS: Mapping[str, Verb] = MappingProxyType(
@@ -66,6 +72,7 @@ VERBS: Mapping[str, Verb] = MappingProxyType(
         "plan": Verb("write", starting(tasks.plan)),
         "code": Verb("write", starting(tasks.code)),
         "evolve": Verb("write", starting(evolve.start)),
+        "review": Verb("write", review.handle),
         "answer": Verb("write", steering(task=tasks.answer, evolve=evolve.answer)),
         "approve": Verb("write", steering(task=tasks.approve, evolve=evolve.refuse)),
         "approve publish": Verb("write", steering(task=publish.approve, evolve=evolve.refuse)),

@@ -51,7 +51,8 @@ def test_an_unknown_option_names_the_accepted_ones() -> None:
 def test_an_echoed_word_is_cut_after_forty_characters() -> None:
     forty, more = "v" * 40, "v" * 41
     assert error(f"/freemad {forty}") == (
-        f"Unknown command `{forty}`; the verbs are debate, plan, code, evolve, answer, approve, "
+        f"Unknown command `{forty}`; the verbs are debate, plan, code, evolve, review, answer, "
+        "approve, "
         "reject, resume, pause, stop, status, decline, help (`/freemad help`)."
     )
     assert error(f"/freemad {more}").startswith(f"Unknown command `{forty}…`;")
@@ -95,6 +96,9 @@ def test_the_help_text_is_the_grammar_and_every_verb_with_an_example() -> None:
         "`approve publish` | `/freemad code Add a --verbose flag` |\n"
         "| `/freemad evolve [max_iterations=N] GOAL` | evolve this pull request's head toward a "
         "measurable goal | `/freemad evolve max_iterations=20 Make the test suite faster` |\n"
+        "| `/freemad review [rounds=N] [FOCUS]` | review this pull request's diff by debate; "
+        "posted as a review with inline comments | "
+        "`/freemad review rounds=2 Check the error handling` |\n"
         "| `/freemad answer TEXT` | answer the question the waiting run asked | "
         '`/freemad answer Use SQLite, not "Postgres"` |\n'
         "| `/freemad approve [STAGE]` | approve the waiting stage; `approve publish` opens the "

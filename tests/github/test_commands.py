@@ -14,7 +14,7 @@ from freemad.core.untrusted import clean
 
 def test_verbs_follow_the_design_mapping() -> None:
     assert VERBS == (
-        "debate", "plan", "code", "evolve", "answer", "approve", "reject",
+        "debate", "plan", "code", "evolve", "review", "answer", "approve", "reject",
         "resume", "pause", "stop", "status", "decline", "help",
     )  # fmt: skip
 

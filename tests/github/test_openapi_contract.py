@@ -150,6 +150,8 @@ SAMPLES = {
     "_issue": ("GET", "/issues/1"),
     "_dispatch": ("POST", "/actions/workflows/freemad.yml/dispatches"),
     "_pages": ("GET", "/pages"),
+    "_pull_files": ("GET", "/pulls/1/files"),
+    "_post_review": ("POST", "/pulls/1/reviews"),
 }
 
 
