@@ -38,11 +38,14 @@ def action() -> None:
 
 
 @github_group.command("simulate")
+@click.option("--event", "event_name", help="The event name: issues, issue_comment, ...")
+@click.option("--payload", type=click.Path(exists=True, dir_okay=False), help="Webhook JSON.")
 @click.option(
-    "--event", "event_name", required=True, help="The event name: issues, issue_comment, ..."
-)
-@click.option(
-    "--payload", required=True, type=click.Path(exists=True, dir_okay=False), help="Webhook JSON."
+    "--pr-diff",
+    "pr_diff",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A unified diff served as the pull request's files; without --event and --payload, "
+    "a `/freemad review` comment on that pull request is simulated.",
 )
 @config_option("Config file.")
 @click.option(
@@ -52,9 +55,22 @@ def action() -> None:
     show_default=True,
     help="The sender's access to the repository, as GitHub would report it.",
 )
-def simulate(event_name: str, payload: str, config_path: str | None, permission: str) -> None:
+def simulate(
+    event_name: str | None,
+    payload: str | None,
+    pr_diff: str | None,
+    config_path: str | None,
+    permission: str,
+) -> None:
     """Run EVENT with PAYLOAD through the router against a local stand-in for GitHub's API,
-    then print every request FREE-MAD made and what it would have posted."""
+    then print every request FREE-MAD made and what it would have posted.
+
+    \b
+    With --pr-diff FILE the pull request shows that diff; a review prints the request body
+    of the review it would post:
+      freemad github simulate --pr-diff change.diff
+    """
+    from freemad.cli.github_review import review_comment_payload, serve_pull_diff
     from freemad.cli.loading import load_config
     from freemad.github.pygithub_forge import PyGithubForge
     from freemad.github.router import Router
@@ -63,7 +79,13 @@ def simulate(event_name: str, payload: str, config_path: str | None, permission:
     from freemad.wiring import ADAPTERS, open_store
 
     config = load_config(config_path).config
-    body = Path(payload).read_bytes()
+    if (event_name is None) != (payload is None) or (payload is None and pr_diff is None):
+        raise UsageError("give --event and --payload together, or --pr-diff FILE alone")
+    if payload is None:
+        event_name, body = "issue_comment", review_comment_payload()
+    else:
+        body = Path(payload).read_bytes()
+    assert event_name is not None
     try:
         sender = str(json.loads(body).get("sender", {}).get("login", ""))
     except (ValueError, AttributeError):
@@ -77,6 +99,8 @@ def simulate(event_name: str, payload: str, config_path: str | None, permission:
         with contextlib.suppress(ValueError, LookupError, TypeError, AttributeError):
             data = json.loads(body)
             api.seed(data)  # what the event is about (its issue, pull request, comment) exists
+        if pr_diff is not None:
+            serve_pull_diff(api, json.loads(body), Path(pr_diff))
         settings = Settings(self_login="freemad[bot]", workspace=Path.cwd())
         pages = (config.github.pages_url or "").rstrip("/")
         if pages:  # as the Action and the bot link it; without one there is no site to link
@@ -86,7 +110,11 @@ def simulate(event_name: str, payload: str, config_path: str | None, permission:
         for call in api.calls:
             click.echo(f"{call.method} {call.path} -> {call.status}")
             text = call.body.get("body") if isinstance(call.body, dict) else None
-            if text:
+            if call.method == "POST" and call.path.endswith("/reviews"):
+                click.echo("  the review request it would post:")
+                review = json.dumps(call.body, indent=2, ensure_ascii=False)
+                click.echo("  " + "\n  ".join(review.splitlines()))
+            elif text:
                 click.echo("  " + "\n  ".join(str(text).splitlines()))
     summary = {
         "action": outcome.action,
