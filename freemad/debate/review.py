@@ -28,7 +28,7 @@ from freemad.core.review import (
     parse_review,
     severity_rank,
 )
-from freemad.core.review_diff import Diff, DiffError, Fitted, fit_diff, parse_diff
+from freemad.core.review_diff import Diff, DiffError, Fitted, LeftOut, fit_diff, parse_diff
 from freemad.core.review_score import ReviewScore, ScoredFinding, score_review
 from freemad.core.scoring import Weights
 from freemad.debate.records import DebateResult
@@ -110,10 +110,18 @@ class ReviewResult:
         return "COMMENT"
 
 
-def review_request(diff_text: str, config: FreemadConfig, context: str = "") -> ReviewRequest:
+def review_request(
+    diff_text: str, config: FreemadConfig, context: str = "", unseen: Sequence[LeftOut] = ()
+) -> ReviewRequest:
     """The requirement a review debate is run on: the instructions, `context` (the pull
     request's title and body, already cleaned), and the diff, cut to fit (`fit_diff`) within
-    `security.max_requirement_size`. ReviewRefused for a diff with nothing to review."""
+    `security.max_requirement_size`; `unseen` are files the diff could not carry (GitHub gave
+    no patch), listed as left out. ReviewRefused for a diff with nothing to review."""
+    if unseen and not diff_text.strip():
+        raise ReviewRefused(
+            f"GitHub shows no patch for any of the {len(unseen)} file(s) of this pull request "
+            "(too large to show): there is nothing the agents could read"
+        )
     try:
         diff = parse_diff(diff_text)
     except DiffError as exc:
@@ -137,6 +145,15 @@ def review_request(diff_text: str, config: FreemadConfig, context: str = "") -> 
             f"no file of the diff fits the review's limits ({len(diff.files)} file(s), "
             f"review.max_file_chars {config.review.max_file_chars}, "
             f"security.max_requirement_size {limit}): raise them to review this diff"
+        )
+    if unseen:
+        fitted = replace(fitted, left_out=(*fitted.left_out, *unseen))
+        requirement = (
+            requirement.replace(DIFF_END, "", 1)
+            + "".join(
+                f"# not shown (GitHub gives no patch: too large): {o.summary}\n" for o in unseen
+            )
+            + DIFF_END
         )
     return ReviewRequest(diff, fitted, requirement)
 

@@ -98,6 +98,7 @@ def _why(reason: str) -> str:
         "binary": "a binary file",
         "file_size": "its diff is longer than review.max_file_chars",
         "total_size": "the diff's other files filled review.max_diff_chars",
+        "no_patch": "GitHub shows no patch for it (too large)",
     }.get(reason, reason)
 
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from freemad.config.models import FreemadConfig
+from freemad.core.review_diff import LeftOut
 from freemad.debate.review import ReviewResult
 from freemad.debate.review_markdown import finding_comment, render_summary
 from freemad.github.forge import PullFile
@@ -52,10 +53,12 @@ def everything_in_body(payload: dict[str, Any], why: str) -> dict[str, Any]:
     return {**payload, "body": body, "comments": []}
 
 
-def diff_from_files(files: Sequence[PullFile]) -> str:
-    """A unified diff of the files, as `git diff` prints it; a file GitHub gives no patch for
-    (binary, or too large to show) is a "Binary files ... differ" entry, so the review lists it."""
+def diff_from_files(files: Sequence[PullFile]) -> tuple[str, list[LeftOut]]:
+    """A unified diff of the files, as `git diff` prints it, and the text files GitHub shows no
+    patch for (too large), which the review lists as not read. A binary file (no patch, no line
+    counted) is a "Binary files ... differ" entry, so the review lists it too."""
     parts = []
+    unseen: list[LeftOut] = []
     for changed in files:
         new = changed.filename
         old = changed.previous_filename or new
@@ -68,8 +71,11 @@ def diff_from_files(files: Sequence[PullFile]) -> str:
             head += "deleted file mode 100644\n"
         if old != new:
             head += f"rename from {old}\nrename to {new}\n"
-        if changed.patch is None:
+        if changed.patch is None and (changed.additions or changed.deletions):
+            counts = f"+{changed.additions} -{changed.deletions} lines"
+            unseen.append(LeftOut(new, "no_patch", f"{new} ({changed.status}, {counts})"))
+        elif changed.patch is None:
             parts.append(head + f"Binary files {source} and {target} differ\n")
         elif changed.patch.strip():
             parts.append(head + f"--- {source}\n+++ {target}\n{changed.patch.rstrip(chr(10))}\n")
-    return "".join(parts)
+    return "".join(parts), unseen

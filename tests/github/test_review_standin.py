@@ -48,7 +48,8 @@ def test_the_files_of_a_pull_request_every_page_of_them(api: StandIn) -> None:
     pages = [c for c in api.calls if c.path == f"/repos/{REPO}/pulls/7/files"]
     assert len(pages) == 2  # GitHub's 30 a page: the client followed the Link
     assert files[0].patch == "@@ -1,1 +1,1 @@\n-a\n+b0"
-    rebuilt = diff_from_files(files[-1:])
+    rebuilt, unseen = diff_from_files(files[-1:])
+    assert unseen == []
     assert "+    except:\n" in rebuilt and rebuilt.startswith("diff --git a/app/service.py")
 
 

@@ -40,7 +40,8 @@ def handle(thread: Thread, command: Command, login: str) -> Outcome:
         files = thread.forge.pull_request_files(thread.repo, thread.number)
         focus = thread.clean(command.full_text)
         context = thread.text() + (f"\n\nWhat to look at, says {login}: {focus}" if focus else "")
-        request = review_request(diff_from_files(files), thread.config, context)
+        diff, unseen = diff_from_files(files)
+        request = review_request(diff, thread.config, context, unseen)
     except FreemadError as exc:  # ReviewRefused, or GitHub's refusal: said, nothing started
         return thread.reply("refused_by_run", login=login, reason=exc.one_line())
     rounds = command.options.get("rounds")  # the grammar makes it an int

@@ -184,3 +184,20 @@ def test_help_lists_the_commands_the_sender_may_use(store: Any, tmp_path: Path):
     assert "`/freemad status`" in read_only and "`/freemad review" not in read_only
     assert "you may use here; 12 more need write access" in read_only
     assert "`/freemad review [rounds=N] [FOCUS]`" in writer and "more need write" not in writer
+
+
+def test_a_file_github_shows_no_patch_for_is_listed_never_dropped(store: Any, tmp_path: Path):
+    huge = PullFile("data/huge.sql", "modified", None, None, 40_000, 12)
+    routed, forge = router(review_config(), store, tmp_path)
+    on_pull(forge, files=[SERVICE, huge])
+    routed.handle("issue_comment", comment_on_pull("/freemad review"))
+    [review] = forge.reviews
+    assert "data/huge.sql (modified, +40000 -12 lines)" in review["body"]
+    assert "GitHub shows no patch for it (too large)" in review["body"]
+
+    routed, forge = router(review_config(), store, tmp_path)
+    on_pull(forge, files=[huge])
+    outcome = routed.handle("issue_comment", comment_on_pull("/freemad review"))
+    assert outcome.action == "replied" and forge.reviews == []
+    [reply] = bodies(forge)
+    assert "no patch for any of the 1 file(s)" in reply
