@@ -4,7 +4,8 @@ The Action reads the runner's standard variables (`GITHUB_EVENT_NAME`, `GITHUB_E
 `GITHUB_REPOSITORY`, `GITHUB_WORKSPACE`, `GITHUB_API_URL`, `GITHUB_OUTPUT`,
 `GITHUB_STEP_SUMMARY`; `GITHUB_SERVER_URL`, `GITHUB_RUN_ID` and `GITHUB_RUN_ATTEMPT` for links
 to the job) and its inputs (`INPUT_CONFIG`, `INPUT_GITHUB_TOKEN`, `INPUT_MODE`,
-`INPUT_ROUNDS`, `INPUT_REQUIREMENT`, `INPUT_DRY_RUN`; the hyphenated spellings work too). Runs
+`INPUT_ROUNDS`, `INPUT_REQUIREMENT`, `INPUT_DRY_RUN`, `INPUT_REVIEW_PULL_REQUESTS`; the hyphenated
+spellings work too). Runs
 live in a store rebuilt from the repository's state branch before the event is handled and saved
 back to it afterwards, so the next job (a `/freemad answer` a week later) continues them.
 """
@@ -40,6 +41,7 @@ class Inputs:
     rounds: int | None
     requirement: str
     dry_run: bool
+    review_pull_requests: bool = False
 
 
 def read_inputs(environ: Mapping[str, str]) -> Inputs:
@@ -64,6 +66,7 @@ def read_inputs(environ: Mapping[str, str]) -> Inputs:
         rounds=rounds,
         requirement=value("requirement"),
         dry_run=value("dry-run", "false").lower() in ("1", "true", "yes"),
+        review_pull_requests=value("review-pull-requests", "false").lower() in ("1", "true", "yes"),
     )
 
 
@@ -85,6 +88,7 @@ def run_action(
         with _state(workspace, config, enabled=not inputs.dry_run) as (store, save):
             began = time.time()
             settings = _settings(config, environ, workspace, forge)
+            settings.review_pull_requests = inputs.review_pull_requests
             router = Router(config, forge, store, settings, adapters=ADAPTERS)
             outcome = _handle(router, event_name, payload, inputs)
             save([r.run_id for r in store.runs() if r.updated_at >= began])

@@ -37,6 +37,8 @@ from freemad.ports import Adapters
 from freemad.store import Store
 
 _log = logging.getLogger("freemad.github")
+# The pull_request actions a review follows, where the workflow opted in (review-pull-requests).
+REVIEW_ON_PUSH = ("opened", "synchronize", "reopened", "ready_for_review")
 
 
 class Router:
@@ -65,6 +67,8 @@ class Router:
 
     def handle(self, event_name: str, payload: Mapping[str, Any] | bytes | str) -> Outcome:
         event = parse_event(event_name, payload)
+        if isinstance(event, PullRequestEvent) and event.action in REVIEW_ON_PUSH:
+            return self._review_on_push(event)
         routed = route(event, self_login=self._self)
         if routed.route == "ping":
             return Outcome("ignored", "ping: nothing to do")
@@ -100,6 +104,30 @@ class Router:
         if refused is not None:
             return refused
         return VERBS[mode].handle(thread, Command(mode), event.sender.login)
+
+    def _review_on_push(self, event: PullRequestEvent) -> Outcome:
+        """A pull request opened or pushed to, reviewed where the workflow opted in; never one
+        from a fork (its workflow has no secrets and a read-only token) nor FREE-MAD's own."""
+        pr, where = event.pull_request, f"pull_request.{event.action}"
+        if not self.settings.review_pull_requests:
+            return Outcome("ignored", f"{where} starts a review only with review-pull-requests")
+        sender = event.sender
+        if sender is None or (self._self and sender.login.casefold() == self._self.casefold()):
+            return Outcome("ignored", f"{where} by FREE-MAD itself, or by nobody")
+        if pr.state != "open" or pr.draft:
+            return Outcome("ignored", f"{where}: a draft or closed pull request is not reviewed")
+        head = pr.head.repo.full_name if pr.head.repo is not None else ""
+        if head != event.repository.full_name:
+            reason = (
+                f"{where} from a fork runs without secrets and with a read-only token: "
+                "comment `/freemad review` on the pull request instead"
+            )
+            return Outcome("ignored", reason)
+        thread = self._thread(event)
+        refused = self._refused(sender, thread, "review")
+        if refused is not None:
+            return refused
+        return VERBS["review"].handle(thread, Command("review"), sender.login)
 
     def _comment(self, event: CommentEvent) -> Outcome:
         thread = self._thread(event)

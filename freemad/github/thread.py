@@ -38,6 +38,8 @@ class Settings:
     checkout: bool = True  # False: no checkout of the repository here (the bot's local worker)
     web_url: str = "https://github.com"  # GitHub's web address (a server's on GHES)
     job_url: str | None = None  # the GitHub Actions run doing this work, linked from comments
+    # Opt-in: a pull request opened or pushed to is reviewed (the workflow's review-pull-requests).
+    review_pull_requests: bool = False
 
 
 @dataclass

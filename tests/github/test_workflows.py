@@ -31,6 +31,7 @@ SHA = re.compile(r"^[^@\s]+@[0-9a-f]{40}$")
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 
 INPUTS = {"config", "github-token", "mode", "rounds", "requirement", "dry-run"}
+INPUTS |= {"review-pull-requests"}
 OUTPUTS = {"run-id", "status", "final-answer", "comment-url"}
 CONCURRENCY = (
     "freemad-${{ github.event.issue.number || github.event.pull_request.number"

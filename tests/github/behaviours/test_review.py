@@ -201,3 +201,60 @@ def test_a_file_github_shows_no_patch_for_is_listed_never_dropped(store: Any, tm
     assert outcome.action == "replied" and forge.reviews == []
     [reply] = bodies(forge)
     assert "no patch for any of the 1 file(s)" in reply
+
+
+# --- the opt-in review of pull requests opened or pushed to ------------------------------------
+
+
+def _pushed(action: str = "synchronize", *, fork: bool = False, draft: bool = False) -> Any:
+    payload = pull_request(action, label=None)
+    payload["pull_request"]["draft"] = draft
+    if fork:
+        payload["pull_request"]["head"]["repo"] = {
+            **payload["pull_request"]["head"]["repo"],
+            "full_name": "mallory/octo-repo",
+        }
+    return payload
+
+
+def test_a_push_is_reviewed_only_where_the_workflow_opted_in(store: Any, tmp_path: Path):
+    routed, forge = router(review_config(), store, tmp_path)
+    on_pull(forge, number=9, repo=LABEL_REPO)
+    outcome = routed.handle("pull_request", _pushed())
+    assert outcome.action == "ignored" and "review-pull-requests" in outcome.reason
+    assert forge.calls == []
+
+    routed.settings.review_pull_requests = True
+    outcome = routed.handle("pull_request", _pushed("opened"))
+    assert outcome.action == "review"
+    [review] = forge.reviews
+    assert review["number"] == 9 and forge.reactions == []  # no comment to mark
+
+
+def test_a_forks_or_a_drafts_push_is_never_reviewed(store: Any, tmp_path: Path):
+    routed, forge = router(review_config(), store, tmp_path)
+    routed.settings.review_pull_requests = True
+    on_pull(forge, number=9, repo=LABEL_REPO)
+    fork = routed.handle("pull_request", _pushed(fork=True))
+    assert fork.action == "ignored" and "from a fork runs without secrets" in fork.reason
+    draft = routed.handle("pull_request", _pushed(draft=True))
+    assert draft.action == "ignored" and "draft" in draft.reason
+    assert forge.calls == [] and forge.reviews == []
+
+
+def test_a_push_by_someone_without_write_access_is_refused(store: Any, tmp_path: Path):
+    routed, forge = router(review_config(), store, tmp_path, mallory="read")
+    routed.settings.review_pull_requests = True
+    on_pull(forge, number=9, repo=LABEL_REPO)
+    payload = _pushed()
+    payload["sender"] = {**payload["sender"], "login": "mallory"}
+    outcome = routed.handle("pull_request", payload)
+    assert outcome.action == "refused" and forge.reviews == []
+
+
+def test_the_actions_input_turns_the_review_of_pushes_on():
+    from freemad.github.action import read_inputs
+
+    assert read_inputs({"INPUT_REVIEW_PULL_REQUESTS": "true"}).review_pull_requests is True
+    assert read_inputs({"INPUT_REVIEW-PULL-REQUESTS": "true"}).review_pull_requests is True
+    assert read_inputs({}).review_pull_requests is False
