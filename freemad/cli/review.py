@@ -49,10 +49,14 @@ def review_command(
     request = review_request(text, config)  # refused here, before any agent starts
     start_logging(config)
     result = run_review(request, config, rounds=rounds, adapters=ADAPTERS)
+    from freemad.redact import Redactor
+
+    # What is printed is redacted with the config's patterns, as a transcript on disk is.
+    redactor = Redactor(config.security.redact_patterns)
     if as_json:
-        click.echo(json.dumps(_as_json(result, config), indent=2))
+        click.echo(redactor.text(json.dumps(_as_json(result, config), indent=2)))
     else:
-        click.echo(render_markdown(result, config), nl=False)
+        click.echo(redactor.text(render_markdown(result, config)), nl=False)
     if result.score is None:
         raise FreemadError(
             f"the review debate gave no review: {result.debate.error or 'no answer'}"

@@ -158,6 +158,15 @@ def review_request(
     return ReviewRequest(diff, fitted, requirement)
 
 
+def for_review(config: FreemadConfig) -> FreemadConfig:
+    """The config a review debate runs with: no finalizer (a review is decided finding by
+    finding, not by one winning answer a finalizer could rewrite)."""
+    if config.debate.finalizer is None:
+        return config
+    debate = config.debate.model_copy(update={"finalizer": None})
+    return config.model_copy(update={"debate": debate})
+
+
 def check_solution(config: FreemadConfig) -> Callable[[str], list[Finding]]:
     """The check a review debate holds each solution to: the findings grammar."""
     limit = config.review.max_findings
@@ -181,7 +190,7 @@ def run_review(
     """Debate the review and score its findings (see the module doc)."""
     debate = run_debate(
         request.requirement,
-        config,
+        for_review(config),
         rounds=rounds,
         agents=agents,
         on_event=on_event,

@@ -30,7 +30,7 @@ from freemad.github.router import Router
 from freemad.github.thread import Outcome, Settings
 from freemad.wiring import ADAPTERS, open_store
 
-MODES = ("auto", "debate", "plan", "code", "evolve")
+MODES = ("auto", "debate", "plan", "code", "evolve", "review")
 
 
 @dataclass(frozen=True)

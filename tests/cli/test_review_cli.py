@@ -66,3 +66,15 @@ def test_a_missing_or_non_utf8_diff_is_a_clear_error(tmp_path: Path):
     (tmp_path / "bad.diff").write_bytes(b"\xff\xfe--- a/x\n")
     done = freemad("review", "--diff", "bad.diff", cwd=tmp_path, home=tmp_path, code=2)
     assert "not UTF-8 text" in done.stderr
+
+
+def test_what_is_printed_is_redacted_with_the_configs_patterns(tmp_path: Path):
+    import yaml
+
+    mock = Path(__file__).parents[2] / "freemad" / "config" / "mock_agents.yaml"
+    data = yaml.safe_load(mock.read_text())
+    data["security"]["redact_patterns"] = ["Unfinished work"]
+    data["output"] = {"save_transcript": False}
+    (tmp_path / "freemad.yaml").write_text(yaml.safe_dump(data))
+    done = freemad("review", "--diff", str(DIFF), cwd=tmp_path, home=tmp_path)
+    assert "Unfinished work" not in done.stdout and "[REDACTED]" in done.stdout

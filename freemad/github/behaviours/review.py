@@ -98,7 +98,7 @@ def _debate(
     """The review debate, kept in the store as it goes (as a debate is), then folded."""
     from freemad.debate import run_debate
     from freemad.debate.live_store import StoreJournal
-    from freemad.debate.review import check_solution
+    from freemad.debate.review import check_solution, for_review
 
     run_id = uuid.uuid4().hex
     summary: dict[str, Any] = {"goal": f"review of {thread.repo}#{thread.number}"[:200]}
@@ -106,7 +106,7 @@ def _debate(
     with StoreJournal(thread.store, thread.config, run_id, request.requirement, summary) as journal:
         result = run_debate(
             request.requirement,
-            thread.config,
+            for_review(thread.config),
             rounds=int(rounds) if rounds is not None else None,
             agents=thread.ports or None,
             on_event=fan_out(journal, status),
@@ -143,8 +143,9 @@ def _post(
     )
     return Outcome(
         "review",
+        str(payload["event"]),  # COMMENT, or what the config asked and GitHub took
         run_id=run_id,
-        status=result.event(thread.config),
+        status=result.debate.status,
         comment_url=posted.html_url,
         summary=payload["body"],
     )

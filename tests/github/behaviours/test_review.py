@@ -45,7 +45,8 @@ def test_a_review_command_posts_one_review_with_inline_comments(store: Any, tmp_
 
     outcome = routed.handle("issue_comment", comment_on_pull("/freemad review"))
 
-    assert outcome.action == "review" and outcome.status == "COMMENT"
+    assert outcome.action == "review" and outcome.status == "completed"
+    assert outcome.reason == "COMMENT"
     assert forge.reactions == [(REPO, 1001, "eyes")]
     [review] = forge.reviews
     assert review["event"] == "COMMENT" and review["commit_id"] == "c" * 40
