@@ -149,10 +149,13 @@ REASONS: Mapping[str, str] = {
 }
 
 
-def fit_diff(diff: Diff, *, max_file_chars: int, max_total_chars: int) -> Fitted:
+def fit_diff(
+    diff: Diff, *, max_file_chars: int, max_total_chars: int, max_listed: int = 50
+) -> Fitted:
     """The diff's files in order, each whole or as its summary line (see the module doc).
     Smaller files are kept first when the total is short, so one huge file does not push out
-    every other."""
+    every other. Past `max_listed` summary lines the rest are counted in one line (all of them
+    are in `left_out`)."""
     kept: set[str] = set()
     left: dict[str, LeftOut] = {}
     room = max_total_chars
@@ -167,12 +170,16 @@ def fit_diff(diff: Diff, *, max_file_chars: int, max_total_chars: int) -> Fitted
             kept.add(changed.path)
             room -= len(changed.patch)
     parts: list[str] = []
+    listed = 0
     for changed in diff.files:
         if changed.path in kept:
             parts.append(changed.patch.rstrip("\n"))
-        else:
+        elif listed < max_listed:
             out = left[changed.path]
             parts.append(f"# not shown ({REASONS[out.reason]}): {out.summary}")
+            listed += 1
+    if len(left) > listed:
+        parts.append(f"# not shown: {len(left) - listed} more file(s)")
     ordered: Sequence[LeftOut] = [left[f.path] for f in diff.files if f.path in left]
     shown = tuple(f.path for f in diff.files if f.path in kept)
     return Fitted("\n".join(parts) + "\n", shown, tuple(ordered))

@@ -16,6 +16,10 @@ from freemad.debate.review import ReviewResult
 from freemad.markdown import code_span, escape_markdown, escape_markdown_block
 
 MARKER = "<!-- freemad:review -->"
+# GitHub takes at most 65,536 characters in a review's body or a comment: long lists and texts
+# are cut, saying how much.
+MAX_ROWS = 100
+MAX_FINDING_CHARS = 4000
 
 
 def suggestion_block(text: str) -> str:
@@ -32,7 +36,13 @@ def finding_comment(scored: ScoredFinding) -> str:
         f"**{finding.severity}** · score {scored.score:.2f} · raised by "
         f"{escape_markdown(', '.join(scored.raised_by))}"
     )
-    parts = [head, escape_markdown_block(finding.body)]
+    text = finding.body
+    if len(text) > MAX_FINDING_CHARS:
+        text = (
+            text[:MAX_FINDING_CHARS]
+            + f"\n[... {len(finding.body) - MAX_FINDING_CHARS} more characters]"
+        )
+    parts = [head, escape_markdown_block(text)]
     if finding.suggestion is not None:
         parts.append(suggestion_block(finding.suggestion))
     return "\n\n".join(parts)
@@ -75,18 +85,22 @@ def render_summary(result: ReviewResult, config: FreemadConfig) -> str:
                 f"| {escape_markdown(agent)} | failed: {escape_markdown(error, 120)} | | |"
             )
     lines += ["", "| finding | severity | score | raised by | survived |", "|---|---|---:|---|---|"]
-    for scored in score.findings:
+    for scored in score.findings[:MAX_ROWS]:
         lines.append(
             f"| {code_span(scored.finding.place, table=True)} | {scored.finding.severity} | "
             f"{scored.score:.2f} | {escape_markdown(', '.join(scored.raised_by))} | "
             f"{'yes' if scored.survived else 'no'} |"
         )
+    if len(score.findings) > MAX_ROWS:
+        lines.append(f"| ({len(score.findings) - MAX_ROWS} more, lower) | | | | |")
     if score.clean_score is not None:
         lines.append(f"| (no findings) | | {score.clean_score:.2f} | | |")
     left_out = result.request.fitted.left_out
     if left_out:
         lines += ["", "**Not reviewed** (the agents saw a summary line only):", ""]
-        lines += [f"- {code_span(o.summary)}: {_why(o.reason)}" for o in left_out]
+        lines += [f"- {code_span(o.summary)}: {_why(o.reason)}" for o in left_out[:MAX_ROWS]]
+        if len(left_out) > MAX_ROWS:
+            lines.append(f"- and {len(left_out) - MAX_ROWS} more file(s)")
     if outside:
         lines += ["", "**Findings not on a line of the diff:**", ""]
         lines += [_finding_section(s) + "\n" for s in outside]

@@ -209,6 +209,7 @@ def test_config_schema_is_a_json_schema_of_every_section(tmp_path: Path) -> None
     jsonschema.Draft202012Validator.check_schema(schema)
     sections = {"agents", "topology", "deadlines", "scoring", "security", "budget"}
     sections |= {"output", "logging", "validation", "cache", "debate", "task", "evolve", "github"}
+    sections |= {"review"}
     assert set(schema["properties"]) == sections
     assert schema["required"] == ["agents"]
     validator = jsonschema.Draft202012Validator(schema)

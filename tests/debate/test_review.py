@@ -144,3 +144,19 @@ def test_request_changes_and_approve_only_when_configured():
     result = run_review(review_request(DIFF, clean), clean, rounds=0, agents={"a": a})
     assert result.event(clean) == "APPROVE"
     assert result.event(scripted_config(["a"])) == "COMMENT"
+
+
+def test_a_huge_diff_keeps_the_review_within_githubs_size_limits():
+    many = "".join(
+        f"diff --git a/f{i}.py b/f{i}.py\n--- a/f{i}.py\n+++ b/f{i}.py\n@@ -0,0 +1 @@\n+x{i} = 1\n"
+        for i in range(3000)
+    )
+    config = scripted_config(["a"], review={"max_diff_chars": 2000})
+    request = review_request(many, config)
+    assert len(request.fitted.left_out) > 2900
+    long_body = "### f1.py:1 [minor]\n" + "word " * 20_000 + "\n"
+    a = ScriptedAgent("a").script(generation(long_body))
+    result = run_review(request, config, rounds=0, agents={"a": a})
+    text = render_markdown(result, config)
+    assert len(text) < 65_536
+    assert "- and " in text and "more file(s)" in text and "more characters" in text
