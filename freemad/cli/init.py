@@ -19,6 +19,7 @@ LABELS = (
     ("freemad:plan", "FREE-MAD: a planning task"),
     ("freemad:code", "FREE-MAD: a coding task"),
     ("freemad:evolve", "FREE-MAD: evolve this pull request"),
+    ("freemad:review", "FREE-MAD: review this pull request by debate"),
 )
 # name -> (folder under examples/, what it shows)
 EXAMPLES = {

@@ -71,9 +71,10 @@ def test_init_github_writes_the_caller_workflow_and_prints_the_labels(tmp_path: 
     data = yaml.safe_load(workflow.read_text())
     assert data["jobs"]["freemad"]["with"]["config"] == "freemad.yaml"
     assert "uses: OWNER/freemad/.github/workflows/freemad.yml@SHA" in workflow.read_text()
-    for label in ("freemad:debate", "freemad:plan", "freemad:code", "freemad:evolve"):
+    labels = ("freemad:debate", "freemad:plan", "freemad:code", "freemad:evolve", "freemad:review")
+    for label in labels:
         assert f"gh label create {label} --color" in done.stdout
-    assert (ROOT / "docs" / "github.md").read_text().count("gh label create") == 4
+    assert (ROOT / "docs" / "github.md").read_text().count("gh label create") == 5
 
 
 def test_example_evolve_toy_is_a_repository_of_its_own(tmp_path: Path) -> None:
