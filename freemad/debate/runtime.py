@@ -10,7 +10,6 @@ import math
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -22,6 +21,13 @@ from freemad.config.models import AgentConfig, FreemadConfig, Mode
 from freemad.core.events import EventLog, EventSink
 from freemad.core.scoring import ScoreBoard, Weights
 from freemad.core.topology import assign_peers, peer_labels
+from freemad.debate.budgets import (
+    BUDGET_CUT,
+    Deadlines,
+    budget_exhausted,
+    early_stop_note,
+    round_deadlines,
+)
 from freemad.debate.cache import ResponseCache
 from freemad.debate.finalizer import finalize, scan_finalized
 from freemad.debate.folders import agent_folders
@@ -95,17 +101,6 @@ def check_requirement(requirement: str, config: FreemadConfig) -> str:
             f"the requirement has {len(text)} characters; security.max_requirement_size is {limit}"
         )
     return text
-
-
-@dataclass
-class _Deadlines:
-    soft_at: float
-    hard_at: float
-    budget_at: float | None = None  # when budget.max_total_time_sec runs out
-
-
-# A round cut short by the total time budget: its stragglers are stopped as at a hard deadline.
-BUDGET_CUT = "budget"
 
 
 class _Debate:
@@ -189,9 +184,16 @@ class _Debate:
         error = early_stop = note = None
         for round_no in range(self.rounds + 1):
             if round_no > 0:
-                early_stop = self._budget_exhausted()
+                early_stop = budget_exhausted(
+                    self.config, self.loop_clock() - self.run_started, self.outcome.tokens_used()
+                )
                 if early_stop:
-                    note = self._early_stop_note(early_stop, f"before round {round_no}")
+                    note = early_stop_note(
+                        self.config,
+                        early_stop,
+                        f"before round {round_no}",
+                        len(self.outcome.rounds),
+                    )
                     self.events.emit(
                         "early_stop", reason=early_stop, before_round=round_no, note=note
                     )
@@ -201,7 +203,9 @@ class _Debate:
                 # The total time budget ran out in this round: what was decided stands, and the
                 # winner is chosen over the rounds that happened (an emptied round did not).
                 early_stop = "max_total_time_sec"
-                note = self._early_stop_note(early_stop, f"during round {round_no}")
+                note = early_stop_note(
+                    self.config, early_stop, f"during round {round_no}", len(self.outcome.rounds)
+                )
                 self.events.emit("early_stop", reason=early_stop, during_round=round_no, note=note)
                 if not self.outcome.holdings:
                     note = None
@@ -251,42 +255,6 @@ class _Debate:
         )
         return result
 
-    def _early_stop_note(self, reason: str, when: str) -> str:
-        budget = self.config.budget
-        limit = (
-            f"budget.max_total_time_sec ({budget.max_total_time_sec:g}s) ran out"
-            if reason == "max_total_time_sec"
-            else f"budget.max_total_tokens ({budget.max_total_tokens}) was spent"
-        )
-        done = len(self.outcome.rounds)
-        return f"{limit} {when}; the winner is chosen over the {done} round(s) that happened"
-
-    def _budget_exhausted(self) -> str | None:
-        budget = self.config.budget
-        elapsed = self.loop_clock() - self.run_started
-        if budget.max_total_time_sec is not None and elapsed >= budget.max_total_time_sec:
-            return "max_total_time_sec"
-        used = self.outcome.tokens_used()
-        if budget.max_total_tokens is not None and used >= budget.max_total_tokens:
-            if budget.enforce_total_tokens:
-                return "max_total_tokens"
-            log.warning(
-                "token budget exceeded (%d >= %d), not enforced", used, budget.max_total_tokens
-            )
-        return None
-
-    def _deadlines(self, round_started: float) -> _Deadlines:
-        deadlines, budget = self.config.deadlines, self.config.budget
-        hard_at = round_started + deadlines.hard_timeout_ms / 1000
-        if budget.max_round_time_sec is not None:
-            hard_at = min(hard_at, round_started + budget.max_round_time_sec)
-        budget_at = None
-        if budget.max_total_time_sec is not None:
-            budget_at = self.run_started + budget.max_total_time_sec
-            hard_at = min(hard_at, budget_at)
-        soft_at = min(round_started + deadlines.soft_timeout_ms / 1000, hard_at)
-        return _Deadlines(soft_at, hard_at, budget_at)
-
     async def _round(self, ctx: TurnContext, round_no: int) -> tuple[RoundRecord | None, bool]:
         """Run one round and score it. True when the total time budget ended the round with
         answers missing; no record when it ended a critique round before any agent answered
@@ -295,7 +263,7 @@ class _Debate:
         mode = Mode.GENERATE if round_no == 0 else Mode.CRITIQUE
         participants = list(self.agents) if round_no == 0 else list(self.outcome.holdings)
         started = self.loop_clock()
-        deadlines = self._deadlines(started)
+        deadlines = round_deadlines(self.config, self.run_started, started)
         self.events.emit(
             "round_started",
             round=round_no,
@@ -406,7 +374,7 @@ class _Debate:
         return prompt, visible
 
     async def _wait(
-        self, tasks: dict[str, asyncio.Task[AgentTurn]], deadlines: _Deadlines
+        self, tasks: dict[str, asyncio.Task[AgentTurn]], deadlines: Deadlines
     ) -> str | None:
         """Wait for the round's turns; return "soft", "hard" or "budget" when a deadline or the
         total time budget cut some short. With deadlines.accept_late_until_hard the soft
