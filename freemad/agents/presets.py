@@ -70,6 +70,11 @@ class Preset:
     # The flag that passes a model option (`config: {temperature, max_tokens, seed}`) as
     # `FLAG NAME VALUE`, for a CLI that takes them so; empty: the options are only recorded.
     option_flag: str = ""
+    # A file the CLI makes, without a lock, on its first call in a home (under HOME, or in the
+    # folder `first_use_dir_env` names): while it is missing, one call runs alone
+    # (freemad.agents.first_use).
+    first_use_file: str = ""
+    first_use_dir_env: str = ""
 
 
 # Every CLI's own wording for "you are not logged in"; matched on a failed call's stdout and stderr.
@@ -215,6 +220,10 @@ PRESETS: dict[AgentType, Preset] = {
         flags=("--no-stream", "--no-log", "--json"),
         output="llm_json",
         option_flag="-o",  # llm prompt -o temperature 0.7 -o seed 3
+        # `llm prompt` migrates its logs database on every call, --no-log or not, and calls
+        # started together in a new home race to create it (llm 0.36).
+        first_use_file=".config/io.datasette.llm/logs.db",
+        first_use_dir_env="LLM_USER_PATH",
         login_env=("LLM_OPENAI_API_KEY", "OPENAI_API_KEY"),
         home=(".config/io.datasette.llm/",),
         version_answer=r"^llm, version \d+",  # llm, version 0.36

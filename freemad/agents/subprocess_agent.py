@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from freemad.agents.first_use import alone_on_first_use, first_use_file
 from freemad.agents.invocation import (
     CommandNotFound,
     anchor_command_paths,
@@ -109,10 +110,13 @@ class CliAgent:
                 Path(self.workdir) if self.workdir is not None else None,
             )
             self._argv[request.mode] = argv
-        if self.workdir is not None:
-            return await self._run(argv, request.prompt.encode(), request.time_limit, self.workdir)
-        with tempfile.TemporaryDirectory(prefix="freemad-agent-") as workdir:
-            return await self._run(argv, request.prompt.encode(), request.time_limit, workdir)
+        async with alone_on_first_use(first_use_file(self.preset, self.env)):
+            if self.workdir is not None:
+                return await self._run(
+                    argv, request.prompt.encode(), request.time_limit, self.workdir
+                )
+            with tempfile.TemporaryDirectory(prefix="freemad-agent-") as workdir:
+                return await self._run(argv, request.prompt.encode(), request.time_limit, workdir)
 
     async def _check_login(self, time_limit: float) -> CallResult | None:
         """Ask the CLI whether it is logged in, once, where it has a quick way to say so.
