@@ -75,8 +75,8 @@ def trajectory(result: DebateResult) -> Trajectory:
 
 def freemad_by_identity(path: Trajectory, normalize: Normalize) -> str | None:
     """The Free-MAD winner when answers are told apart by `normalize` (the checker's normal
-    form): the debate's moves replayed with its weights, ties to the answer held first (round,
-    then agent id). An answer with no normal form is its own answer (and wrong if it wins). None
+    form): the debate's moves replayed with its weights, ties to the debate's own decision
+    where it is among them, else to the answer held first (round, then agent id). An answer with no normal form is its own answer (and wrong if it wins). None
     when the debate made no decision (it failed)."""
     if path.decision is None or not path.held:
         return None
@@ -98,7 +98,12 @@ def freemad_by_identity(path: Trajectory, normalize: Normalize) -> str | None:
     if not moves:
         return None
     board = score_moves(moves, Weights.from_sequence(path.weights))
-    winner, _ = board.winner(normalize=path.normalize_scores)
+    winner, tied = board.winner(normalize=path.normalize_scores)
+    # Where the replay ties and the debate's own decision is among the tied, the debate's
+    # tie-break stands (it may have read validation's confidence, which the replay cannot).
+    decided = ident(path.decision)
+    if len(tied) > 1 and decided in tied:
+        winner = decided
     return None if winner.startswith("\x00") else winner
 
 
