@@ -79,7 +79,9 @@ def test_a_configured_arbiter_independent_of_authors_and_reviewer_is_chosen() ->
         {"p": ["planner", "arbiter"], "r": ["reviewer", "arbiter"], "a": ["arbiter"]},
     )
     assert roles == {"planner": "p", "researcher": "p", "reviewer": "r", "arbiter": "a"}
-    assert "arbiter" not in assign_roles("plan", {"p": ["planner", "arbiter"], "r": ["reviewer"]})
+    # Offered only by the planner: refused (docs/tasks.md), never dropped without a word.
+    with pytest.raises(RoleError, match=r"only p \(planner\) offer the role 'arbiter'"):
+        assign_roles("plan", {"p": ["planner", "arbiter"], "r": ["reviewer"]})
 
 
 # --- folding events ------------------------------------------------------------------------------

@@ -195,7 +195,9 @@ def test_a_seed_the_judge_rejects_fails_the_run_with_the_reason(tmp_path: Path) 
     state = h.runner.start("faster")
     assert state.status is Status.FAILED and state.stop_reason == "baseline_failed"
     [stopped] = h.events(state.run_id, "stopped")
-    assert stopped["detail"] == "stage tests failed: exited with status 1"
+    assert stopped["detail"] == (
+        "stage tests failed: exited with status 1: AssertionError: add(2, 3) is wrong"
+    )
 
 
 def test_a_network_off_stage_cannot_reach_a_server(tmp_path: Path) -> None:

@@ -88,6 +88,20 @@ def test_a_debate_of_three_local_agents_has_a_winner(tmp_path: Path) -> None:
     assert len(errors) < 3, errors  # a small model may fail one turn; never every one
     saved = list((cwd / "transcripts").glob("transcript-*.json"))
     assert len(saved) == 1
+    # What the model said is kept for every turn it answered, parsed or not (issue 42).
+    for turn in turns:
+        if turn["status"] != "cut" and (turn["error"] or {}).get("cause") != "timeout":
+            assert turn.get("replies"), turn
+    # The winner is an answer, not the prompt's template or one line over and over.
+    solution = result["final_solution"]
+    assert "SOLUTION:" not in solution.splitlines()[0]
+    assert len(set(solution.splitlines())) > 1 or len(solution) < 200
+    # Agents on one model with no seed of their own: said so when they answered as one.
+    answers = {t["response"]["solution"] for t in rounds[0]["agents"].values() if t["response"]}
+    same = [f for f in result["flags"] if f["kind"] == "same_answers"]
+    assert bool(same) == (len(answers) == 1 and len(errors) < 2), (answers, same)
+    shown = freemad("transcript", "show", cwd=cwd, env=env)
+    assert "as it said it" in shown
 
 
 def test_an_eval_item_is_graded_with_the_local_model(tmp_path: Path) -> None:

@@ -197,7 +197,7 @@ def _lingering_task(root: Path, marker: str) -> tuple[Path, list[str]]:
     config = {
         "agents": [
             {"id": "a", "cli_command": linger, "roles": ["researcher", "planner", "implementer"]},
-            {"id": "b", "cli_command": linger, "roles": ["reviewer", "arbiter", "verifier"]},
+            {"id": "b", "cli_command": linger, "roles": ["reviewer", "verifier"]},
         ],
         "security": {"cli_allowed_commands": [PY], "sandbox_agents": True},
         "output": {"save_transcript": False},
