@@ -216,10 +216,19 @@ class _Debate:
                 break
             answered = sum(1 for t in record.agents.values() if t.status == "ok")
             if answered < self.config.deadlines.min_agents:
-                error = (
-                    f"only {answered} of {len(record.agents)} agents answered in round {round_no}; "
-                    f"deadlines.min_agents is {self.config.deadlines.min_agents}"
+                short = (
+                    f"only {answered} of {len(record.agents)} agents answered in round {round_no}"
+                    f"; deadlines.min_agents is {self.config.deadlines.min_agents}"
                 )
+                if round_no == 0:
+                    error = short
+                    break
+                # A critique round without a quorum: each agent kept its answer (carried
+                # forward), and what the rounds before decided stands; another round would
+                # most likely end the same way.
+                early_stop = "quorum"
+                note = f"{short}: the winner is chosen over the {round_no + 1} round(s) so far"
+                self.events.emit("early_stop", reason=early_stop, during_round=round_no, note=note)
                 break
         result = await self.outcome.build(
             run_id=self.run_id,

@@ -108,15 +108,17 @@ def test_a_failed_debate_says_it_failed_and_why_and_claims_no_winner() -> None:
 
 def test_a_failed_debate_with_answers_shows_them_without_a_winner() -> None:
     crash = CallResult(CallStatus.NOT_LOGGED_IN, detail="exit status 1: Please run /login")
+    # Round 0 short of its quorum (two wanted, one answered): failed, with x's answer scored.
     ports = {
-        "x": ScriptedAgent("x").script(generation("```python\nprint(1)\n```"), crash),
-        "y": ScriptedAgent("y").script(generation("B"), crash),
+        "x": ScriptedAgent("x").script(generation("```python\nprint(1)\n```")),
+        "y": ScriptedAgent("y").script(crash),
     }
-    result = run_debate("q", scripted_config(ports), rounds=1, agents=ports)
+    config = scripted_config(ports, deadlines={"min_agents": 2})
+    result = run_debate("q", config, rounds=1, agents=ports)
     assert result.status == "failed" and result.scores
     html = render_run(RunData("debate", "f2", transcript=result.model_dump(mode="json")))
     assert "<h2>Answers</h2>" in html and "Why it won" not in html
-    assert "<h2>Scores per round</h2>" in html  # round 0 scored both answers: a chart to draw
+    assert "<h2>Scores per round</h2>" in html  # round 0 scored an answer: a chart to draw
     for answer in result.scores:
         assert f"<code>{answer}</code>" in html
 

@@ -174,3 +174,30 @@ def test_degenerate_replies_never_win_even_without_critique_rounds() -> None:
         assert list(result.scores) == [result.final_answer_id]  # y's answer alone is scored
         assert result.winning_agents == ["y"]
         assert turn.replies == [reply, reply]  # what it said is kept all the same
+
+
+def test_a_critique_round_nobody_answers_stops_early_with_the_winner_so_far() -> None:
+    # SmolLM2 critiques "The other two agents are correct." 28 times, each agent, twice:
+    # round 0's answers stand (each agent kept its own), and no third round is spent on it.
+    echo = "SOLUTION:\n" + "The other two agents are correct.\n" * 28
+    ports = agents(
+        a=[generation("fib = 1"), echo, echo],
+        b=[generation("fib = 1"), echo, echo],
+        c=[generation("fib = 2"), echo, echo],
+    )
+    result = run_debate("q", scripted_config(ports), rounds=2, agents=ports)
+    assert result.status == "completed" and result.error is None
+    assert result.early_stop_reason == "quorum"
+    assert result.early_stop_note == (
+        "only 0 of 3 agents answered in round 1; deadlines.min_agents is 1: the winner is "
+        "chosen over the 2 round(s) so far"
+    )
+    assert [r.round for r in result.transcript] == [0, 1]
+    assert {t.action for t in result.transcript[1].agents.values()} == {"carried_forward"}
+    assert result.winning_agents == ["a", "b"]  # two held it from round 0 on
+    assert all(len(port.calls) == 3 for port in ports.values())  # no round 2
+    # Round 0 without a quorum is still a failed debate: there is nothing to choose from.
+    ports = agents(a=[echo, echo], b=[echo, echo])
+    failed = run_debate("q", scripted_config(ports), rounds=1, agents=ports)
+    assert failed.status == "failed" and failed.final_answer_id is None
+    assert failed.error == "only 0 of 2 agents answered in round 0; deadlines.min_agents is 1"
