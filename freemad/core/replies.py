@@ -27,6 +27,7 @@ __all__ = [
     "Generation",
     "ReplyFormatError",
     "degenerate",
+    "echo_tail",
     "echoes",
     "parse_critique",
     "parse_generation",
@@ -234,6 +235,34 @@ def prompt_lines(prompt_text: str) -> frozenset[str]:
     """The lines a prompt's own text is made of (its instructions and its example), in the form
     `echoes` compares a reply's lines in."""
     return frozenset(line.casefold() for line in _worded(prompt_text))
+
+
+def echo_tail(text: str, prompt: frozenset[str]) -> str:
+    """`text` up to where it runs on into the prompt's own text (`prompt_lines`): a small
+    model continuing the prompt as a document answers, then writes the prompt's next lines
+    again; its answer is what came before. The cut is at the first line of the prompt's that
+    follows a line of the reply's own and from which on more than half the lines are the
+    prompt's; `text` unchanged where there is none (an echo from the first line on is for
+    `echoes` to name)."""
+    lines = split_lines(text)
+    # Per line: None when it has nothing alphanumeric, else whether it is the prompt's.
+    kinds: list[bool | None] = []
+    for line in lines:
+        worded = " ".join(_ANSI.sub("", line).split())
+        kinds.append(worded.casefold() in prompt if any(c.isalnum() for c in worded) else None)
+    # From the end: how many counted lines, and how many of them the prompt's, from each on.
+    counted, copied = [0] * (len(lines) + 1), [0] * (len(lines) + 1)
+    for index in range(len(lines) - 1, -1, -1):
+        kind = kinds[index]
+        counted[index] = counted[index + 1] + (kind is not None)
+        copied[index] = copied[index + 1] + (kind is True)
+    answered = False
+    for index, kind in enumerate(kinds):
+        if kind is False:
+            answered = True
+        elif kind and answered and 2 * copied[index] > counted[index]:
+            return "\n".join(lines[:index]).rstrip()
+    return text
 
 
 def echoes(texts: Sequence[str], prompt: frozenset[str]) -> str | None:

@@ -17,6 +17,7 @@ from freemad.core.replies import (
     Generation,
     ReplyFormatError,
     degenerate,
+    echo_tail,
     echoes,
     parse_critique,
     parse_generation,
@@ -209,7 +210,8 @@ def parse_reply(
     """A reply in the debate contract, or, `free_form`, with no marker at all (`recover`: a
     critique then keeps `own_solution` when it is that answer again, else revises to it), held to the size
     limits, that is an answer: neither the prompt's `own_text` again (`PromptBook.own_text`)
-    nor one line repeated. ReplyFormatError otherwise."""
+    nor one line repeated; a reply that answers, then runs on into the prompt's own text, is
+    cut where that began (`echo_tail`, said in `recovered`). ReplyFormatError otherwise."""
     limits = config.security
     parsed: Generation | Critique
     recovered = None
@@ -233,7 +235,15 @@ def parse_reply(
         solution, decision = parsed.revised_solution or "", parsed.decision.value
     else:
         solution, decision = parsed.solution, None
-    sections = [solution, parsed.reasoning] if solution else [parsed.reasoning]
+    repeated = degenerate(solution) if solution else None  # whatever follows, no answer
+    if repeated is not None:
+        raise ReplyFormatError(repeated)
+    before = (solution, parsed.reasoning)
+    solution, reasoning = echo_tail(solution, own_text), echo_tail(parsed.reasoning, own_text)
+    if (solution, reasoning) != before:
+        cut = "the reply ran on into the prompt's own text; cut where that began"
+        recovered = f"{recovered}; {cut}" if recovered else cut
+    sections = [solution, reasoning] if solution else [reasoning]
     problem = echoes(sections, own_text) or (degenerate(solution) if solution else None)
     if problem is not None:
         raise ReplyFormatError(problem)
@@ -242,7 +252,7 @@ def parse_reply(
             f"the solution has {len(solution)} characters, over security.max_solution_size "
             f"({limits.max_solution_size})"
         )
-    reasoning = truncate(parsed.reasoning, limits.max_critique_size)
+    reasoning = truncate(reasoning, limits.max_critique_size)
     return Response(solution=solution, reasoning=reasoning, decision=decision, recovered=recovered)
 
 

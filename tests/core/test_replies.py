@@ -13,8 +13,10 @@ from freemad.core.replies import (
     Decision,
     Generation,
     ReplyFormatError,
+    echo_tail,
     parse_critique,
     parse_generation,
+    prompt_lines,
 )
 
 PLAIN = "SOLUTION:\ndef f():\n    return 1\n\nREASONING:\nIt returns one.\n"
@@ -255,3 +257,22 @@ def test_any_text_parses_or_raises_reply_format_error(text: str) -> None:
     for parse in (parse_generation, parse_critique):
         with contextlib.suppress(ReplyFormatError):
             parse(text)
+
+
+def test_echo_tail_cuts_at_the_first_prompt_line_after_an_answer() -> None:
+    prompt = prompt_lines("Reply with SOLUTION: first.\n<requirement>\n</requirement>\n")
+    ran_on = "42\nbecause\n<requirement>\nmore\n</requirement>\n"
+    assert echo_tail(ran_on, prompt) == "42\nbecause"
+    assert echo_tail("42\n\n  <REQUIREMENT>  \n", prompt) == "42"  # spaces and case aside
+    assert echo_tail("<requirement>\n42\n", prompt) == "<requirement>\n42\n"  # echo first: kept
+    assert echo_tail("42\n---\n7\n", prompt) == "42\n---\n7\n"  # no prompt line: unchanged
+    assert echo_tail("", prompt) == ""
+    assert echo_tail("12\n<requirement>\n", prompt) == "12"  # a number is an answer too
+    assert echo_tail("---\n<requirement>\nx\n", prompt) == "---\n<requirement>\nx\n"
+    # A prompt line inside an answer that goes on with its own is no run-on: kept.
+    kept = "use the tag\n<requirement>\nthen parse it\nand check it\n"
+    assert echo_tail(kept, prompt) == kept
+    half = "answer\n<requirement>\nmine\n"  # from the tag on, half the prompt's: not more
+    assert echo_tail(half, prompt) == half
+    later = "answer\n<requirement>\nmine\nmore\nstill\n</requirement>\n<requirement>\n"
+    assert echo_tail(later, prompt) == "answer\n<requirement>\nmine\nmore\nstill"

@@ -43,9 +43,9 @@ def test_an_echo_of_the_prompt_or_one_line_repeated_is_never_an_answer() -> None
     result = run_debate("q", scripted_config(ports), rounds=0, agents=ports)
     error = result.transcript[0].agents["x"].error
     assert error is not None
-    assert (
-        error.detail
-        == "the reply repeats the prompt's own text (20 of its 40 lines) instead of answering"
+    # The old template's slot and its marker, over and over: a repetition, whatever it says.
+    assert error.detail == (
+        "the solution repeats one line 20 times ('<your complete answer to the requirement>')"
     )
 
 
@@ -201,3 +201,29 @@ def test_a_critique_round_nobody_answers_stops_early_with_the_winner_so_far() ->
     failed = run_debate("q", scripted_config(ports), rounds=1, agents=ports)
     assert failed.status == "failed" and failed.final_answer_id is None
     assert failed.error == "only 0 of 2 agents answered in round 0; deadlines.min_agents is 1"
+
+
+def test_a_reply_that_runs_on_into_the_prompt_is_cut_where_the_echo_begins() -> None:
+    # SmolLM2 answered, then went on writing the prompt's own lines as a document would.
+    ran_on = (
+        "SOLUTION:\n2\n\nREASONING:\nTwo cats have 2 legs, and 2 times 2 is 4.\n\n"
+        "That was only an example. The requirement to answer now:\n\n<requirement>\n"
+        "How many legs do two dogs have together?\n</requirement>\n"
+    )
+    ports = agents(x=[ran_on], y=[generation("B")])
+    result = run_debate("q", scripted_config(ports), rounds=0, agents=ports)
+    turn = result.transcript[0].agents["x"]
+    assert turn.status == "ok" and turn.response is not None and turn.attempts == 1
+    assert turn.response.solution == "2"
+    assert turn.response.reasoning == "Two cats have 2 legs, and 2 times 2 is 4."
+    assert turn.response.recovered == (
+        "the reply ran on into the prompt's own text; cut where that began"
+    )
+    assert turn.replies == [ran_on]  # what it said is kept whole
+    # An echo from the first line on is no answer: nothing came before it to keep.
+    book = PromptBook("anti_conformity")
+    echo = book.generate("q").split("<requirement>")[0]
+    ports = agents(x=[echo, echo], y=[generation("B")])
+    turn = run_debate("q", scripted_config(ports), rounds=0, agents=ports).transcript[0].agents["x"]
+    assert turn.status == "failed" and turn.error is not None
+    assert turn.error.detail.startswith("the reply repeats the prompt's own text")
