@@ -112,7 +112,7 @@ def parse_diff(text: str) -> Diff:
         )
         files.append(
             DiffFile(
-                path=new or old or _clean_path(changed.path),
+                path=new or old,
                 old_path=old or new,
                 status=status,
                 binary=bool(changed.is_binary_file),
