@@ -144,3 +144,116 @@ def test_fitting_shows_or_lists_every_file(first, second, per_file, total):
     assert listed == {"one.py", "two.py"}
     assert not set(fitted.shown) & {o.path for o in fitted.left_out}
     assert sum(len(diff.file(p).patch) for p in fitted.shown) <= total  # type: ignore[union-attr]
+
+
+# --- what the reader and the fitting decide, exactly ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (" \n", "the diff is empty: there is nothing to review"),
+        ("hello\n", "no file changes found: the text is not a unified diff"),
+        (
+            "--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n a\n",
+            "not a unified diff FREE-MAD can read: Hunk is shorter than expected",
+        ),
+    ],
+)
+def test_each_refusal_says_exactly_why(text, message):
+    with pytest.raises(DiffError) as caught:
+        parse_diff(text)
+    assert str(caught.value) == message
+
+
+def _where(text: str) -> tuple[str, str, str]:
+    [changed] = parse_diff(text).files
+    return changed.path, changed.old_path, changed.status
+
+
+def test_paths_and_status_with_and_without_git_prefixes():
+    assert _where("--- x.py\n+++ x.py\n@@ -1 +1 @@\n-a\n+b\n") == ("x.py", "x.py", "modified")
+    assert _where("--- /dev/null\n+++ b/n.py\n@@ -0,0 +1 @@\n+a\n") == ("n.py", "n.py", "added")
+    assert _where("--- c/gone.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n") == (
+        "c/gone.py",
+        "c/gone.py",
+        "deleted",
+    )
+    git_rename = (
+        "diff --git a/o.py b/n.py\nsimilarity index 100%\nrename from o.py\nrename to n.py\n"
+    )
+    assert _where(git_rename) == ("n.py", "o.py", "renamed")
+    # unidiff's own rename test compares the names past two characters and misses this one
+    assert _where("--- a/ab.py\n+++ c/ab.py\n@@ -1 +1 @@\n-a\n+b\n") == (
+        "c/ab.py",
+        "ab.py",
+        "renamed",
+    )
+
+
+def test_a_binary_files_summary_has_no_line_counts():
+    image = parse_diff(MIXED).file("img.png")
+    assert image is not None and image.summary() == "img.png (added, binary file)"
+    fitted = fit_diff(parse_diff(MIXED), max_file_chars=10_000, max_total_chars=10_000)
+    assert [(o.path, o.reason, o.summary) for o in fitted.left_out] == [
+        ("img.png", "binary", "img.png (added, binary file)")
+    ]
+
+
+def test_resolve_drops_git_prefixes_only_when_that_names_a_file_of_the_diff():
+    text = (
+        "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n"
+        "--- a/a/y.py\n+++ b/a/y.py\n@@ -1 +1 @@\n-a\n+b\n"
+        "--- a/y.py\n+++ b/y.py\n@@ -1 +1 @@\n-a\n+b\n"
+    )
+    diff = parse_diff(text)
+    assert [f.path for f in diff.files] == ["x.py", "a/y.py", "y.py"]
+    assert diff.resolve("a/x.py") == "x.py"
+    assert diff.resolve("b/x.py") == "x.py"
+    assert diff.resolve("x.py") == "x.py"
+    assert diff.resolve("a/y.py") == "a/y.py"  # a folder named `a` in the repository
+    assert diff.resolve("b/nope.py") == "b/nope.py"
+    assert diff.resolve("c/x.py") == "c/x.py"
+
+
+def _file(name: str, added: int, last: str = "x") -> str:
+    rows = "".join("+x\n" for _ in range(added - 1)) + f"+{last}\n"
+    return f"--- a/{name}\n+++ b/{name}\n@@ -1,1 +1,{added + 1} @@\n a\n{rows}"
+
+
+def test_a_file_or_total_exactly_at_its_limit_is_shown():
+    small, large = _file("s.py", 1), _file("l.py", 5)
+    diff = parse_diff(small + large)
+    sizes = [len(f.patch) for f in diff.files]
+    fitted = fit_diff(diff, max_file_chars=max(sizes), max_total_chars=sum(sizes))
+    assert (fitted.shown, fitted.left_out) == (("s.py", "l.py"), ())
+    assert fitted.text == small + large
+
+
+def test_the_fitted_text_lists_summaries_up_to_max_listed_then_counts_the_rest():
+    keep = _file("keep.py", 1, last=" ")  # its last row is a blank: only newlines are cut
+    bigs = [_file(f"big{n}.py", 20) for n in range(1, 4)]
+    diff = parse_diff(keep + "".join(bigs))
+    fitted = fit_diff(diff, max_file_chars=len(keep), max_total_chars=10_000, max_listed=2)
+    assert fitted.text == (
+        keep
+        + "# not shown (past review.max_file_chars): big1.py (modified, +20 -0 lines in 1 hunk)\n"
+        + "# not shown (past review.max_file_chars): big2.py (modified, +20 -0 lines in 1 hunk)\n"
+        + "# not shown: 1 more file(s)\n"
+    )
+    assert [o.path for o in fitted.left_out] == ["big1.py", "big2.py", "big3.py"]
+    every = fit_diff(diff, max_file_chars=len(keep), max_total_chars=10_000, max_listed=3)
+    assert every.text.endswith("big3.py (modified, +20 -0 lines in 1 hunk)\n")
+    assert "more file(s)" not in every.text
+
+
+def test_fifty_summaries_are_listed_by_default():
+    text = "".join(
+        f"diff --git a/b{n}.bin b/b{n}.bin\nBinary files a/b{n}.bin and b/b{n}.bin differ\n"
+        for n in range(51)
+    )
+    fitted = fit_diff(parse_diff(text), max_file_chars=10_000, max_total_chars=10_000)
+    lines = fitted.text.splitlines()
+    assert len(lines) == 51 and len(fitted.left_out) == 51
+    assert lines[49] == "# not shown (a binary file): b49.bin (modified, binary file)"
+    assert lines[50] == "# not shown: 1 more file(s)"
