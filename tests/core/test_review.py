@@ -13,7 +13,9 @@ from freemad.core.review import (
     ReviewFormatError,
     finding_id,
     parse_review,
+    render_finding,
     render_review,
+    severity_rank,
 )
 
 REVIEW = """Two things stand out.
@@ -134,3 +136,104 @@ def test_any_text_is_findings_or_a_format_error_never_a_crash(text):
         assert str(exc)
     else:
         assert all(f.line >= 1 and f.severity in SEVERITIES and f.body for f in findings)
+
+
+# --- what the parser decides, exactly -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        (
+            "### a.py:3 [abcdefghijklmnopqrstuvwxyz]\nBad.",
+            "finding 'a.py:3' has severity 'abcdefghijklmnopqrst'; "
+            "use one of critical, major, minor, nit",
+        ),
+        ("### a.py:0 [major]\nBad.", "finding 'a.py:0' names line 0; lines count from 1"),
+        ("### a.py:3 [major]\n\n", "finding 'a.py:3' has no text saying what is wrong"),
+        (
+            "### " + "x" * 70 + ":1 major\nBad.",
+            f"heading {'### ' + 'x' * 56!r} is not `### PATH:LINE [SEVERITY]`",
+        ),
+        (
+            "Looks fine to me.",
+            "the review has no finding (`### PATH:LINE [SEVERITY]` and its text) and does not "
+            "say 'No findings.'",
+        ),
+        (
+            "".join(f"### a.py:{n} [nit]\nx\n" for n in range(1, 5)),
+            "the review has 4 findings; at most 3 are taken",
+        ),
+    ],
+)
+def test_each_refusal_says_exactly_what_is_wrong(reply, message):
+    with pytest.raises(ReviewFormatError) as caught:
+        parse_review(reply, max_findings=3)
+    assert str(caught.value) == message
+
+
+def test_exactly_max_findings_are_taken():
+    reply = "".join(f"### a.py:{n} [nit]\nx\n" for n in range(1, 4))
+    assert [f.line for f in parse_review(reply, max_findings=3)] == [1, 2, 3]
+
+
+def test_a_backslashed_path_is_read_with_slashes():
+    [finding] = parse_review("### src\\app.py:3 [major]\nBad.")
+    assert finding.path == "src/app.py"
+
+
+def test_the_text_keeps_its_indent_and_loses_trailing_blanks_and_the_suggestion():
+    [finding] = parse_review("### a.py:1 [major]\n  Indented.\n```suggestion\nx\n```\nMore.  \n\n")
+    assert (finding.body, finding.suggestion) == ("  Indented.\nMore.", "x")
+
+
+def test_only_a_fence_whose_first_word_is_suggestion_is_the_suggestion():
+    [bare] = parse_review("### a.py:1 [major]\nSee:\n```\ncode\n```\n")
+    assert (bare.body, bare.suggestion) == ("See:\n```\ncode\n```", None)
+    [worded] = parse_review("### a.py:1 [major]\nFix:\n```suggestion extra\ny = 2\n```\n")
+    assert (worded.body, worded.suggestion) == ("Fix:", "y = 2")
+
+
+def test_a_heading_right_after_a_closed_fence_counts():
+    findings = parse_review("### a.py:1 [major]\nText.\n```\ncode\n```\n### b.py:2 [minor]\nMore.")
+    assert [(f.place, f.body) for f in findings] == [
+        ("a.py:1", "Text.\n```\ncode\n```"),
+        ("b.py:2", "More."),
+    ]
+
+
+def test_a_heading_after_an_unclosed_fence_still_counts():
+    findings = parse_review("### a.py:1 [major]\nText.\n```python\n### b.py:2 [minor]\nMore.\n")
+    assert [(f.place, f.body) for f in findings] == [
+        ("a.py:1", "Text.\n```python"),
+        ("b.py:2", "More."),
+    ]
+
+
+def test_one_line_twice_keeps_the_worse_severity_and_the_first_suggestion():
+    [finding] = parse_review(
+        "### a.py:7 [critical]\nFirst.\n```suggestion\nx = 1\n```\n"
+        "### a.py:7 [minor]\nSecond.\n```suggestion\nx = 2\n```\n"
+    )
+    assert (finding.severity, finding.body, finding.suggestion) == (
+        "critical",
+        "First.\n\nSecond.",
+        "x = 1",
+    )
+
+
+@pytest.mark.parametrize(
+    ("suggestion", "fence"),
+    [("x = 1", "```"), ("a `` b", "```"), ("a```b", "````"), ("`````", "``````")],
+)
+def test_a_suggestion_is_fenced_longer_than_any_backtick_run_in_it(suggestion, fence):
+    text = render_finding(Finding("a.py", 1, "nit", "x", suggestion))
+    assert text == f"### a.py:1 [nit]\nx\n\n{fence}suggestion\n{suggestion}\n{fence}\n"
+
+
+def test_an_empty_review_renders_as_no_findings():
+    assert render_review([]) == "No findings.\n"
+
+
+def test_an_unknown_severity_ranks_after_every_known_one():
+    assert [severity_rank(s) for s in (*SEVERITIES, "blocker")] == [0, 1, 2, 3, 4]
