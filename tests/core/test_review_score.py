@@ -110,3 +110,45 @@ def test_scores_follow_the_paper_rule_finding_by_finding(rounds):
         finding_id(x) for r in rounds for fs in r.values() for x in fs
     }
     assert CLEAN not in {s.id for s in score.findings}
+
+
+# --- what the score decides, exactly ------------------------------------------------------------
+
+
+def test_normalized_divides_by_the_distinct_agents_that_touched_a_finding():
+    # a raises, drops and takes up LOOP again; b keeps TYPO; c and d raise DEBUG together
+    rounds = [
+        {"a": [LOOP], "b": [TYPO], "c": [DEBUG], "d": [DEBUG]},
+        {"a": [], "b": [TYPO], "c": [DEBUG], "d": [DEBUG]},
+        {"a": [LOOP], "b": [TYPO], "c": [DEBUG], "d": [DEBUG]},
+    ]
+    raw = {s.finding.place: s.score for s in score_review(rounds).findings}
+    normalized = {s.finding.place: s.score for s in score_review(rounds, normalize=True).findings}
+    assert normalized == {
+        "app.py:42": pytest.approx(raw["app.py:42"]),
+        "readme.md:3": pytest.approx(raw["readme.md:3"]),
+        "app.py:7": pytest.approx(raw["app.py:7"] / 2),
+    }
+    assert raw["app.py:42"] == pytest.approx(20 - 25 / 2 + 30 / 3)
+
+
+def test_a_score_at_the_threshold_less_its_tolerance_survives_and_below_falls():
+    [held] = score_review([{"a": [LOOP]}], min_score=20.0 + 1e-9).findings
+    assert held.score == 20.0 and held.survived
+    [short] = score_review([{"a": [LOOP]}], min_score=20.5).findings
+    assert not short.survived
+
+
+def test_findings_are_ordered_survivors_first_then_by_score_then_worst_first():
+    rounds = [
+        {"a": [TYPO, LOOP], "b": [DEBUG]},
+        {"a": [TYPO, LOOP], "b": [LOOP]},
+    ]
+    score = score_review(rounds)
+    assert [(s.finding.place, s.survived) for s in score.findings] == [
+        ("app.py:42", True),
+        ("readme.md:3", True),
+        ("app.py:7", False),
+    ]
+    tied = score_review([{"a": [TYPO, DEBUG, LOOP]}])
+    assert [s.finding.severity for s in tied.findings] == ["major", "minor", "nit"]
