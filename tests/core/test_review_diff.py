@@ -222,7 +222,7 @@ def _file(name: str, added: int, last: str = "x") -> str:
 
 
 def test_a_file_or_total_exactly_at_its_limit_is_shown():
-    small, large = _file("s.py", 1), _file("l.py", 5)
+    small, large = _file("s.py", 1, last="X"), _file("l.py", 5)  # only newlines are cut
     diff = parse_diff(small + large)
     sizes = [len(f.patch) for f in diff.files]
     fitted = fit_diff(diff, max_file_chars=max(sizes), max_total_chars=sum(sizes))
