@@ -279,13 +279,19 @@ def preset_for(agent_type: AgentType) -> Preset:
 _LLM_WINDOWS = {"smollm2": 512}
 
 
+def _llm_model(agent: AgentConfig) -> str | None:
+    """The model an `llm` agent names (`-m`, `--model`), casefolded; None for another CLI's."""
+    if preset_of(agent) is not PRESETS[AgentType.LLM]:
+        return None
+    args = agent.cli_args or {}
+    model = args.get("-m", args.get("--model", args.get("m", args.get("model"))))
+    return model.casefold() if isinstance(model, str) else None
+
+
 def runs_locally(agent: AgentConfig) -> bool:
     """Whether `agent`'s model runs on this machine, in its own process (an `llm` plugin's
     local model above): what a machine's cores bound, unlike a hosted model's calls."""
-    if preset_of(agent) is not PRESETS[AgentType.LLM]:
-        return False
-    model = str((agent.cli_args or {}).get("-m") or (agent.cli_args or {}).get("model") or "")
-    return model.lower() in _LLM_WINDOWS
+    return _llm_model(agent) in _LLM_WINDOWS
 
 
 def context_window(agent: AgentConfig) -> int | None:
@@ -293,11 +299,8 @@ def context_window(agent: AgentConfig) -> int | None:
     the preset knows of the model it names (an `llm` model above), else None (unknown)."""
     if agent.context_window is not None:
         return agent.context_window
-    if preset_of(agent) is not PRESETS[AgentType.LLM]:
-        return None
-    args = agent.cli_args or {}
-    model = args.get("-m", args.get("--model", args.get("m", args.get("model"))))
-    return _LLM_WINDOWS.get(str(model).casefold()) if isinstance(model, str) else None
+    model = _llm_model(agent)
+    return _LLM_WINDOWS.get(model) if model is not None else None
 
 
 def preset_of(agent: AgentConfig) -> Preset:

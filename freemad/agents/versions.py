@@ -36,11 +36,6 @@ def version_range(preset: Preset) -> tuple[Version, Version] | None:
     return low, high
 
 
-def describe_range(preset: Preset) -> str:
-    found = version_range(preset)
-    return "" if found is None else f">={found[0]},<{found[1]}"
-
-
 def version_warning(preset: Preset, program: str, answer: str) -> str:
     """One line when the version in `answer` (a `--version` line) is outside what `preset` was
     tested on, naming both; "" when inside, or when either is unknown."""
