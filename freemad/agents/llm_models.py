@@ -15,10 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from freemad.agents.presets import PRESETS
+from freemad.config.models import AgentType
+
 _LINE = re.compile(r"^(?P<label>[^:\n]+): (?P<model>\S+)(?: \(aliases: [^)]*\))?\s*$")
 _TIMEOUT = 20.0
 _OPTION = re.compile(r"^    (?P<name>\w+): ")
-_OPENAI_KEYS = ("OPENAI_API_KEY", "LLM_OPENAI_API_KEY")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +111,7 @@ def _ask(path: str, words: list[str], env: Mapping[str, str] | None) -> str | Ll
 
 def has_openai_key(env: Mapping[str, str], home: Path) -> bool:
     """An OpenAI key llm would use: in the environment, or saved by `llm keys set openai`."""
-    if any(env.get(name) for name in _OPENAI_KEYS):
+    if any(env.get(name) for name in PRESETS[AgentType.LLM].login_env):
         return True
     folder = (
         Path(env["LLM_USER_PATH"])
