@@ -64,7 +64,7 @@ def _find(run: str | None, folder: Path) -> Path:
             raise UsageError(f"no transcripts in {folder} yet: run a debate first")
         return kept[-1]
     # A name ends with the run id's first 12 characters (and a counter if that was taken).
-    found = [p for p in kept if run[:12] in p.stem.split("Z-", 1)[-1]]
+    found = [p for p in kept if p.stem.split("Z-", 1)[-1].startswith(run[:12])]
     if len(found) > 1 and len(run) > 12:
         found = [p for p in found if p.suffix == ".md" or _read(p)["run_id"].startswith(run)]
     if not found:

@@ -90,6 +90,8 @@ def test_transcripts_are_listed_and_found_by_id_path_or_newest(tmp_path: Path) -
         for line in run("transcript", "list", "--json", cwd=tmp_path).stdout.splitlines()
     ]
     assert [row["run_id"] for row in rows] == [run_id]
+    inside = run("transcript", "show", run_id[3:9], cwd=tmp_path)  # not its first characters
+    assert inside.returncode == 2 and "no transcript of run" in inside.stderr
     by_prefix = run("transcript", "show", run_id[:6], "--json", cwd=tmp_path)
     by_path = run("transcript", "show", str(path), "--json", cwd=tmp_path)
     assert json.loads(by_prefix.stdout) == json.loads(by_path.stdout)
