@@ -8,6 +8,7 @@ logged to `calls.log` beside the table, so a test can count them."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -101,3 +102,26 @@ def calls(folder: Path) -> list[list[Any]]:
 def write_items(path: Path, items: Sequence[dict[str, Any] | str]) -> Path:
     path.write_text("".join((i if isinstance(i, str) else json.dumps(i)) + "\n" for i in items))
     return path
+
+
+def evaluate(
+    dataset: Path | str, config: Path, out: Path, *extra: str, cwd: Path, home: Path, code: int = 0
+) -> subprocess.CompletedProcess[str]:
+    """`freemad eval run --dataset DATASET --config CONFIG --out OUT EXTRA...` as a user runs
+    it (tests.cli.helpers.freemad), held to exit with `code`."""
+    from tests.cli.helpers import freemad
+
+    return freemad(
+        "eval",
+        "run",
+        "--dataset",
+        str(dataset),
+        "--config",
+        str(config),
+        "--out",
+        str(out),
+        *extra,
+        cwd=cwd,
+        home=home,
+        code=code,
+    )

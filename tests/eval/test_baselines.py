@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from tests.cli.helpers import freemad
-from tests.eval.agents import calls, write_items, write_setup
+from tests.eval.agents import calls, evaluate, write_items, write_setup
 
 TABLE = [
     # a1's debate answer is 7 (wrong); its next two draws are 9: self-consistency over 3 says 9.
@@ -34,14 +34,9 @@ def test_self_consistency_and_judge_cost_only_their_own_calls(tmp_path: Path) ->
     home = tmp_path / "home"
     home.mkdir()
     out = tmp_path / "out"
-    freemad(
-        "eval",
-        "run",
-        "--dataset",
+    evaluate(
         str(dataset),
-        "--config",
         str(config),
-        "--out",
         str(out),
         "--self-consistency",
         "3",
@@ -80,14 +75,9 @@ def test_baseline_agents_must_be_enabled_agents(tmp_path: Path) -> None:
     dataset = write_items(tmp_path / "items.jsonl", ITEMS)
     home = tmp_path / "home"
     home.mkdir()
-    done = freemad(
-        "eval",
-        "run",
-        "--dataset",
+    done = evaluate(
         str(dataset),
-        "--config",
         str(config),
-        "--out",
         str(tmp_path / "out"),
         "--judge",
         "nobody",
@@ -105,14 +95,9 @@ def test_the_site_shows_the_baselines(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     out = tmp_path / "out"
-    freemad(
-        "eval",
-        "run",
-        "--dataset",
+    evaluate(
         str(dataset),
-        "--config",
         str(config),
-        "--out",
         str(out),
         "--self-consistency",
         "2",

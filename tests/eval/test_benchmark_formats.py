@@ -13,8 +13,7 @@ from freemad.debate.records import DebateResult
 from freemad.eval.grading import grade
 from freemad.eval.items import Item
 from freemad.sandbox.port import Sandbox
-from tests.cli.helpers import freemad
-from tests.eval.agents import write_items, write_setup
+from tests.eval.agents import evaluate, write_items, write_setup
 
 pytest.importorskip("sympy", reason="the math checker needs sympy (freemad[eval])")
 
@@ -35,14 +34,9 @@ def _eval(tmp_path: Path, name: str, dataset: Path) -> dict[str, object]:
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     out = tmp_path / f"out-{name}"
-    freemad(
-        "eval",
-        "run",
-        "--dataset",
+    evaluate(
         str(dataset),
-        "--config",
         str(config),
-        "--out",
         str(out),
         cwd=tmp_path,
         home=home,

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from tests.cli.helpers import freemad
-from tests.eval.agents import write_items, write_setup
+from tests.eval.agents import evaluate, write_items, write_setup
 from tests.eval.test_run import ITEMS, TABLE
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
@@ -29,14 +29,9 @@ def _evaluation(tmp_path: Path) -> Path:
     home = tmp_path / "home"
     home.mkdir()
     out = tmp_path / "out"
-    freemad(
-        "eval",
-        "run",
-        "--dataset",
+    evaluate(
         str(dataset),
-        "--config",
         str(config),
-        "--out",
         str(out),
         cwd=tmp_path,
         home=home,
