@@ -45,8 +45,8 @@ def port_for(
     sandbox: Sandbox | None,
     view: View,
 ) -> AgentPort:
-    """The port given for `agent_id`, else one the adapters' agent factory makes for that agent
-    of `config`."""
+    """The port given for `agent_id`; without one, a new port that the adapters' agent factory
+    makes for that agent of `config`."""
     port = given.get(agent_id)
     if port is not None:
         return port

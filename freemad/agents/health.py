@@ -1,8 +1,10 @@
-"""`freemad --health` and `freemad evolve validate`: does each agent's program resolve, start
-where its calls will run (the sandbox, when they run in one) and answer `--version` with a
-version? A program that ignores the flag (prints nothing, echoes, or starts working) fails; one
-that cannot start says why in one line, the cause its output ends with; one outside the versions
-its preset was tested on is warned of (freemad.agents.versions)."""
+"""`freemad --health` and `freemad evolve validate`: is each agent's program ready?
+
+A program passes when it resolves, starts where its calls will run (inside the sandbox, when
+they run in one) and answers `--version` with a version. A program that ignores the flag (it
+prints nothing, echoes, or starts working) fails. One that cannot start fails with one line: the
+cause that its output ends with. A version outside the range its preset was tested on passes
+with a warning (freemad.agents.versions)."""
 
 from __future__ import annotations
 

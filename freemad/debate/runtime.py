@@ -57,9 +57,9 @@ def run_debate(
 ) -> DebateResult:
     """Run a whole debate and return its transcript. The one entry point for CLI, Action and bot.
 
-    Each agent answers through its port in `agents`, else through one the agent factory of
-    `adapters` makes (in their agent sandbox with `security.sandbox_agents`); validation's
-    sandbox is theirs too."""
+    An agent with a port in `agents` answers through it. Any other agent answers through a port
+    that the agent factory of `adapters` makes (inside the agent sandbox, when
+    `security.sandbox_agents` is set). Validation runs in the sandbox of `adapters` too."""
     return runner.run(
         arun_debate(
             requirement,

@@ -207,11 +207,14 @@ def parse_reply(
     *,
     free_form: bool = False,
 ) -> Response:
-    """A reply in the debate contract, or, `free_form`, with no marker at all (`recover`: a
-    critique then keeps `own_solution` when it is that answer again, else revises to it), held to the size
-    limits, that is an answer: neither the prompt's `own_text` again (`PromptBook.own_text`)
-    nor one line repeated; a reply that answers, then runs on into the prompt's own text, is
-    cut where that began (`echo_tail`, said in `recovered`). ReplyFormatError otherwise."""
+    """Read one agent's reply as a `Response`, or raise ReplyFormatError.
+
+    The reply must be in the debate contract. With `free_form`, a reply with no marker at all is
+    accepted too (`recover`); in a critique it then keeps `own_solution` when it repeats that
+    answer, and revises to it otherwise. Every reply is held to the size limits, and must be an
+    answer: not the prompt's own text again (`own_text`, from `PromptBook.own_text`), and not
+    one line repeated. A reply that answers and then runs on into the prompt's own text is cut
+    where the echo begins (`echo_tail`); `recovered` says so."""
     limits = config.security
     parsed: Generation | Critique
     recovered = None

@@ -11,8 +11,8 @@ judged this way makes the same events and the same decision as one judged on one
   worker's request says its generation and candidate); it stores nothing: its caller carries the
   result (`candidate_measured`'s data, the proposal, the diff) to the admitting job.
 - `admit` stores each result not stored yet (keyed by generation and candidate, so a result
-  brought twice adds nothing twice) after `check` has found it well-formed and its verdict the
-  one the judge gives its measurement; a result refused is stored as a failed candidate. Once
+  brought twice adds nothing twice) once `check` has found it well-formed, with the verdict that
+  the judge gives for its measurement; a refused result is stored as a failed candidate. Once
   every candidate of the generation is in, the decision, confirmation and admission are the
   local runtime's, and the run is carried on to the next generation, which it does not start.
   A candidate without a result (its job failed or was cancelled) is planned again by the next

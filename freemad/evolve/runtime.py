@@ -88,9 +88,9 @@ class EvolveRunner:
         # What a command printed for a person needs to find this config again (` --config F`).
         self.config_arg = config_arg
         self.worktrees_dir = (worktrees_dir or default_worktrees_dir()).resolve()
-        # Each agent works through its port in `ports`, else through one the agent factory of
-        # `adapters` makes; running a run needs them (its sandboxes, its lineage in git),
-        # reading and steering one does not.
+        # An agent with a port in `ports` works through it; any other gets a port from the agent
+        # factory of `adapters`. Running a run needs the adapters (for its sandboxes and its
+        # lineage in git); reading and steering a run does not.
         self.given_ports = dict(ports or {})
         self.adapters = adapters
         self.repo = Path(self.evolve.repo_path)

@@ -1,10 +1,17 @@
 """The Linux sandbox: bubblewrap (`bwrap`), the one Flatpak and the agent CLIs themselves use.
 
-Every call gets a PID namespace of its own (whatever it starts, `setsid` or not, dies with it and
-with FREE-MAD), no capabilities, the whole file system read-only (so toolchains stay usable
-wherever they live: one in /tmp is bound into the private /tmp too), a private /tmp, the `View`'s writable folders, and neither credential stores
-nor any agent's login. Code calls without network also get a network namespace of their own and
-a seccomp filter that refuses Unix-domain sockets; agent CLIs keep the network and their own login.
+Every call gets:
+
+- a PID namespace of its own, so whatever it starts (with `setsid` or not) dies with it and with
+  FREE-MAD;
+- no capabilities;
+- the whole file system read-only, so toolchains stay usable wherever they live (one under /tmp
+  is bound into the private /tmp as well);
+- a private /tmp, and the `View`'s writable folders;
+- no credential stores and no agent's login.
+
+Code calls without network also get a network namespace of their own and a seccomp filter that
+refuses Unix-domain sockets. Agent CLIs keep the network and their own login.
 """
 
 from __future__ import annotations

@@ -61,9 +61,9 @@ class TaskRunner:
     ) -> None:
         self.config = config
         self.store = store
-        # Each agent works through its port in `ports`, else through one the agent factory of
-        # `adapters` makes; running a task needs them (its sandboxes, a code task's worktree),
-        # reading and steering one does not.
+        # An agent with a port in `ports` works through it; any other gets a port from the agent
+        # factory of `adapters`. Running a task needs the adapters (for its sandboxes and a code
+        # task's worktree); reading and steering a task does not.
         self.given_ports = dict(ports or {})
         self.adapters = adapters
         self.on_step = on_step
