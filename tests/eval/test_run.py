@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.cli.helpers import freemad
-from tests.eval.agents import calls, write_items, write_setup
+from tests.eval.agents import calls, evaluate, write_items, write_setup
 
 # Three agents, two critique rounds; weights (20, 25, 30, 20), round k weighs 1/(k+1).
 TABLE = [
@@ -75,30 +75,16 @@ def _setup(tmp_path: Path) -> tuple[Path, Path, Path]:
     return config, dataset, home
 
 
-def _run(tmp_path: Path, *extra: str, code: int | None = 0) -> Any:
-    config, dataset, home = (
-        _setup(tmp_path)
-        if not (tmp_path / "home").exists()
-        else (
+def _run(tmp_path: Path, *extra: str, code: int = 0) -> Any:
+    if (tmp_path / "home").exists():
+        config, dataset, home = (
             tmp_path / "agents" / "freemad.yaml",
             tmp_path / "items.jsonl",
             tmp_path / "home",
         )
-    )
-    return freemad(
-        "eval",
-        "run",
-        "--dataset",
-        str(dataset),
-        "--config",
-        str(config),
-        "--out",
-        str(tmp_path / "out"),
-        *extra,
-        cwd=tmp_path,
-        home=home,
-        code=code,
-    )
+    else:
+        config, dataset, home = _setup(tmp_path)
+    return evaluate(dataset, config, tmp_path / "out", *extra, cwd=tmp_path, home=home, code=code)
 
 
 def _scores(report: dict[str, Any]) -> dict[str, Any]:
