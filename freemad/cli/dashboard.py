@@ -153,6 +153,7 @@ def command(
     from freemad.dashboard.environment import EVALS, TRUSTED_PROXIES
     from freemad.dashboard.evals import eval_folders
     from freemad.dashboard.server import MAX_PROXIES, create_app, stderr_warn
+    from freemad.dashboard.settings import DashboardSettings
     from freemad.dashboard.sources import build_sources
 
     config_path = config_paths[0] if config_paths else None
@@ -205,14 +206,16 @@ def command(
     )
     caps = Caps.from_env(env)  # FREEMAD_DASHBOARD_MAX_STREAMS=x is one line here
     create_app(
-        sources,
-        commit_url=commit_url,
-        allow_start=allow_start,
-        start_token=token,
-        config_paths=configs,
-        caps=caps,
-        trusted_proxies=setting(env, TRUSTED_PROXIES, 0, 0, MAX_PROXIES),
-        evals=folders,
+        DashboardSettings(
+            sources,
+            commit_url=commit_url,
+            allow_start=allow_start,
+            start_token=token,
+            config_paths=configs,
+            caps=caps,
+            trusted_proxies=setting(env, TRUSTED_PROXIES, 0, 0, MAX_PROXIES),
+            evals=folders,
+        )
     )
     bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     _check_port(host, port, bind)

@@ -18,18 +18,13 @@ from flask import Flask, Response, jsonify
 
 from freemad.dashboard.answers import Problem
 from freemad.dashboard.records import Run
-from freemad.dashboard.sources import Later, Source, TranscriptDir
+from freemad.dashboard.sources import Source, is_transcripts_folder
 from freemad.dashboard.starter import Starter
 
 
 def transcript_folders(sources: Sequence[Source]) -> tuple[Path, ...]:
     """The transcripts folders among `sources` (those not there yet included), resolved."""
-    return tuple(
-        Path(source.path).resolve()
-        for source in sources
-        if isinstance(source, TranscriptDir)
-        or (isinstance(source, Later) and source.what == "transcripts folder")
-    )
+    return tuple(Path(source.path).resolve() for source in sources if is_transcripts_folder(source))
 
 
 class Deleter:

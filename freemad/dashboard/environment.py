@@ -16,6 +16,7 @@ from freemad.dashboard.capacity import STREAMS_DIR, Caps, number, setting
 from freemad.dashboard.evals import eval_folders
 from freemad.dashboard.handover import ALLOW_START, TOKEN
 from freemad.dashboard.server import MAX_PROXIES, create_app, stderr_warn
+from freemad.dashboard.settings import DashboardSettings
 from freemad.dashboard.sources import build_sources
 from freemad.errors import UsageError
 
@@ -50,18 +51,20 @@ def app_from_env(environ: Mapping[str, str] | None = None) -> Flask:
             f"FREEMAD_DASHBOARD_EVOLVE_STORE, FREEMAD_DASHBOARD_STATE_DIR or {EVALS}"
         )
     return create_app(
-        sources,
-        commit_url=env.get("FREEMAD_DASHBOARD_COMMIT_URL") or None,
-        poll_interval=_seconds(env, "FREEMAD_DASHBOARD_POLL_INTERVAL", 0.5),
-        heartbeat=_seconds(env, "FREEMAD_DASHBOARD_HEARTBEAT", 15.0),
-        allow_start=env.get(ALLOW_START, "").strip() == "1",
-        start_token=token or None,
-        config_paths=config_paths(env),
-        warn=warn,
-        caps=Caps.from_env(env),
-        streams_dir=Path(env[STREAMS_DIR]) if env.get(STREAMS_DIR) else None,
-        trusted_proxies=setting(env, TRUSTED_PROXIES, 0, 0, MAX_PROXIES),
-        evals=evals,
+        DashboardSettings(
+            sources,
+            commit_url=env.get("FREEMAD_DASHBOARD_COMMIT_URL") or None,
+            poll_interval=_seconds(env, "FREEMAD_DASHBOARD_POLL_INTERVAL", 0.5),
+            heartbeat=_seconds(env, "FREEMAD_DASHBOARD_HEARTBEAT", 15.0),
+            allow_start=env.get(ALLOW_START, "").strip() == "1",
+            start_token=token or None,
+            config_paths=config_paths(env),
+            warn=warn,
+            caps=Caps.from_env(env),
+            streams_dir=Path(env[STREAMS_DIR]) if env.get(STREAMS_DIR) else None,
+            trusted_proxies=setting(env, TRUSTED_PROXIES, 0, 0, MAX_PROXIES),
+            evals=evals,
+        )
     )
 
 

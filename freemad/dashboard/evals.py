@@ -17,7 +17,7 @@ from typing import Any
 
 from freemad.dashboard.eval_views import ReportShapeError, check_report
 from freemad.dashboard.records import SourceError, Warn, unique_name
-from freemad.dashboard.sources import Later, Source, TranscriptDir
+from freemad.dashboard.sources import Later, Source, SourceKind, TranscriptDir
 
 REPORT = "report.json"
 EVAL_SLUG = re.compile(r"[a-z0-9_-]{1,48}")
@@ -92,5 +92,5 @@ def eval_sources(folders: Sequence[EvalFolder], warn: Warn) -> list[Source]:
             sources.append(TranscriptDir(path, warn))
         else:
             make = functools.partial(TranscriptDir, path, warn)
-            sources.append(Later("evaluation transcripts folder", path, make))
+            sources.append(Later(SourceKind.EVAL_TRANSCRIPTS, path, make))
     return sources

@@ -22,7 +22,6 @@ import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, jsonify, request
@@ -50,18 +49,18 @@ from freemad.dashboard.render import (
     render_run,
     view_of,
 )
+from freemad.dashboard.settings import DashboardSettings
 from freemad.dashboard.sources import (
     RUN_ID,
     IndexFacts,
-    Later,
     Run,
     RunData,
     Source,
     SourceError,
-    TranscriptDir,
     agent_records,
     all_runs,
     build_sources,
+    is_transcripts_folder,
     parse_change_id,
 )
 from freemad.dashboard.starter import Starter
@@ -93,63 +92,42 @@ def stderr_warn() -> Warn:
     return warn
 
 
-def create_app(
-    sources: Sequence[Source],
-    *,
-    commit_url: str | None = None,
-    poll_interval: float = 0.5,
-    heartbeat: float = 15.0,
-    allow_start: bool = False,
-    start_token: str | None = None,
-    config_path: str | None = None,
-    config_paths: Sequence[str] = (),
-    warn: Warn | None = None,
-    caps: Caps | None = None,
-    streams_dir: Path | None = None,
-    trusted_proxies: int = 0,
-    evals: Sequence[EvalFolder] = (),
-) -> Flask:
-    """The dashboard's Flask app over `sources` (read each time a page or the API asks).
-
-    `caps` bound the open event streams (default: as for gunicorn's default workers and
-    threads), counted in `streams_dir` with the other processes that share it (default: a
-    private folder). With `trusted_proxies`, that many proxies in front append to
-    X-Forwarded-For and a client's address is taken from it; otherwise the header is ignored.
-    Runs start with `config_path`, or with one of `config_paths` (the first the default).
-    `evals` are evaluation folders, each a page; their `transcripts/` are debate sources too.
-    """
+def create_app(settings: DashboardSettings) -> Flask:
+    """The dashboard's Flask app over `settings.sources` (read each time a page or the API
+    asks); `DashboardSettings` says what each setting does."""
+    sources, evals = settings.sources, settings.evals
     if not sources and not evals:
         raise UsageError("the dashboard needs at least one source")
-    if not poll_interval > 0 or not heartbeat > 0:
+    if not settings.poll_interval > 0 or not settings.heartbeat > 0:
         raise UsageError("poll_interval and heartbeat must be positive numbers of seconds")
-    say = warn or stderr_warn()
+    say = settings.warn or stderr_warn()
     starter = None
-    if allow_start:
-        if not start_token:
+    if settings.allow_start:
+        if not settings.start_token:
             raise UsageError(
                 "starting debates needs a non-empty start token (the browser must send it)"
             )
-        folder = next(
-            (
-                s.path
-                for s in sources
-                if isinstance(s, TranscriptDir)
-                or (isinstance(s, Later) and s.what == "transcripts folder")
-            ),
-            None,
-        )
+        folder = next((s.path for s in sources if is_transcripts_folder(s)), None)
         if folder is None:
             raise UsageError("starting debates needs a transcripts folder to write them into")
-        if config_path and config_paths:
-            raise UsageError("give config_path or config_paths, not both")
-        starter = Starter(list(config_paths) or [config_path], folder, start_token, say)
+        configs: list[str | None] = [*settings.config_paths] or [None]
+        starter = Starter(configs, folder, settings.start_token, say)
+    trusted_proxies = settings.trusted_proxies
     if not 0 <= trusted_proxies <= MAX_PROXIES:
         raise UsageError(f"trusted_proxies must be from 0 to {MAX_PROXIES}")
-    streams = Streams(caps or Caps.from_env({}), streams_dir)
+    streams = Streams(settings.caps or Caps.from_env({}), settings.streams_dir)
     own = list(sources)
     # After the starter chose its folder: debates are never started into an evaluation's.
     sources = [*sources, *eval_sources(evals, say)]
-    board = _Dashboard(sources, commit_url, poll_interval, heartbeat, starter, say, streams)
+    board = _Dashboard(
+        sources,
+        settings.commit_url,
+        settings.poll_interval,
+        settings.heartbeat,
+        starter,
+        say,
+        streams,
+    )
     board.evals = {evaluation.slug: evaluation for evaluation in evals}
     app = Flask("freemad.dashboard")
     if trusted_proxies:
@@ -477,4 +455,4 @@ def _cannot_show(run: Run, exc: BaseException) -> Problem:
     return Problem(500, f"run {run.run_id} cannot be shown: {type(exc).__name__}")
 
 
-__all__ = ["SourceError", "build_sources", "create_app", "stderr_warn"]
+__all__ = ["DashboardSettings", "SourceError", "build_sources", "create_app", "stderr_warn"]

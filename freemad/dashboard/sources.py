@@ -7,6 +7,7 @@ names, and `all_runs` lists every run of them.
 
 from __future__ import annotations
 
+import enum
 import functools
 import os
 import time
@@ -231,12 +232,22 @@ def _transcript(path: Path, warn: Warn) -> dict[str, Any] | None:
     return None if data is None else expand(data)  # format 2 (each answer once) as the full shape
 
 
+class SourceKind(enum.Enum):
+    """What a source is; its value is how messages name it."""
+
+    TRANSCRIPTS = "transcripts folder"
+    TASK_STORE = "task store"
+    EVOLVE_STORE = "evolve store"
+    STATE_FOLDER = "state folder"
+    EVAL_TRANSCRIPTS = "evaluation transcripts folder"
+
+
 class Later:
     """A source named before it exists (no debate, task or evolve run has happened there yet):
     no runs until it appears, then the source itself. A dashboard started first picks it up."""
 
-    def __init__(self, what: str, path: Path, make: Callable[[], Source]) -> None:
-        self.what, self.path, self._make = what, path, make
+    def __init__(self, kind: SourceKind, path: Path, make: Callable[[], Source]) -> None:
+        self.kind, self.path, self._make = kind, path, make
         self._source: Source | None = None
 
     def _found(self) -> Source | None:
@@ -256,6 +267,14 @@ class Later:
 Source = TranscriptDir | StoreSource | StateDir | Later
 
 
+def is_transcripts_folder(source: Source) -> bool:
+    """Whether `source` is a transcripts folder given as a source (there yet or not), never an
+    evaluation's: the folder debates started here are written into, and deleted from."""
+    if isinstance(source, Later):
+        return source.kind is SourceKind.TRANSCRIPTS
+    return isinstance(source, TranscriptDir)
+
+
 def build_sources(
     *,
     transcripts: str | None = None,
@@ -268,22 +287,22 @@ def build_sources(
     """The sources named. One that does not exist yet is read once it does (with a warning
     now, unless not `say_missing`); one that exists but is not what it should be is a
     SourceError (one line)."""
-    named: list[tuple[str, str | None, Callable[[str], Source]]] = [
-        ("transcripts folder", transcripts, lambda p: TranscriptDir(p, warn)),
-        ("task store", task_store, lambda p: StoreSource(p, warn)),
-        ("evolve store", evolve_store, lambda p: StoreSource(p, warn)),
-        ("state folder", state_dir, lambda p: StateDir(p, warn)),
+    named: list[tuple[SourceKind, str | None, Callable[[str], Source]]] = [
+        (SourceKind.TRANSCRIPTS, transcripts, lambda p: TranscriptDir(p, warn)),
+        (SourceKind.TASK_STORE, task_store, lambda p: StoreSource(p, warn)),
+        (SourceKind.EVOLVE_STORE, evolve_store, lambda p: StoreSource(p, warn)),
+        (SourceKind.STATE_FOLDER, state_dir, lambda p: StateDir(p, warn)),
     ]
     sources: list[Source] = []
-    for what, path, make in named:
+    for kind, path, make in named:
         if not path:
             continue
         if Path(path).exists():
             sources.append(make(path))
         else:
             if say_missing:
-                warn(f"{what} {path} does not exist yet: no runs from it until it does")
-            sources.append(Later(what, Path(path), functools.partial(make, path)))
+                warn(f"{kind.value} {path} does not exist yet: no runs from it until it does")
+            sources.append(Later(kind, Path(path), functools.partial(make, path)))
     return sources
 
 

@@ -16,6 +16,7 @@ import pytest
 
 from freemad.dashboard.agents import AGENT_SLUG, agent_slug, agents_table, debate_record
 from freemad.dashboard.server import create_app
+from freemad.dashboard.settings import DashboardSettings
 from freemad.dashboard.site import build_site
 from freemad.dashboard.sources import TranscriptDir
 from freemad.debate import run_debate, write_transcript
@@ -201,7 +202,9 @@ def test_the_site_writes_the_agents_pages_escaped(made: Made, tmp_path: Path) ->
 
 
 def test_the_live_server_serves_the_agents_pages(made: Made) -> None:
-    client = create_app([TranscriptDir(made.folder, quiet)], warn=quiet).test_client()
+    client = create_app(
+        DashboardSettings([TranscriptDir(made.folder, quiet)], warn=quiet)
+    ).test_client()
     listing = client.get("/agents.html")
     assert listing.status_code == 200 and "Agents across runs" in listing.text
     assert "<script>alert" not in listing.text

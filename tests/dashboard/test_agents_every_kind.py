@@ -18,6 +18,7 @@ import yaml
 
 from freemad.dashboard.agents import agent_slug, agents_table, run_record
 from freemad.dashboard.server import create_app
+from freemad.dashboard.settings import DashboardSettings
 from freemad.dashboard.site import build_site
 from freemad.dashboard.sources import all_runs, build_sources
 from freemad.store import StoreReader
@@ -238,7 +239,7 @@ def test_tasks_and_evolve_runs_count_as_their_events_say(mixed: Mixed) -> None:
     assert table["planner"]["median_ms"] != "-"
     assert (table["worker"]["median_ms"], table["worker"]["cost_usd"]) == ("-", "-")
     # The live server shows those numbers, cell by cell, and each agent's runs of every kind.
-    client = create_app(mixed.sources(), warn=quiet).test_client()
+    client = create_app(DashboardSettings(mixed.sources(), warn=quiet)).test_client()
     listing = client.get("/agents.html")
     assert listing.status_code == 200 and "Agents across runs" in listing.text
     for name, counts in want.items():

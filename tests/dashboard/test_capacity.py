@@ -19,6 +19,7 @@ from werkzeug.test import TestResponse
 
 from freemad.dashboard.capacity import Caps, client_key
 from freemad.dashboard.server import create_app
+from freemad.dashboard.settings import DashboardSettings
 from freemad.dashboard.sources import TranscriptDir
 from freemad.errors import UsageError
 from tests.conftest import wait_for
@@ -231,7 +232,12 @@ def test_an_ipv6_client_is_counted_by_its_64(tmp_path: Path) -> None:
     assert client_key("2001:db8::1") == client_key("2001:db8::ffff:1") == "2001:db8::/64"
     assert client_key("::ffff:192.0.2.7") == "192.0.2.7"
     app = create_app(
-        [TranscriptDir(tmp_path, print)], caps=Caps(10, 1, 10), poll_interval=0.02, heartbeat=0.2
+        DashboardSettings(
+            [TranscriptDir(tmp_path, print)],
+            caps=Caps(10, 1, 10),
+            poll_interval=0.02,
+            heartbeat=0.2,
+        )
     )
     client: FlaskClient = app.test_client()
 
@@ -253,7 +259,7 @@ def test_an_ipv6_client_is_counted_by_its_64(tmp_path: Path) -> None:
 
 
 def test_max_streams_0_turns_live_updates_off(tmp_path: Path) -> None:
-    app = create_app([TranscriptDir(tmp_path, print)], caps=Caps(0, 1, 24))
+    app = create_app(DashboardSettings([TranscriptDir(tmp_path, print)], caps=Caps(0, 1, 24)))
     answer = app.test_client().get("/events")
     assert answer.status_code == 503 and answer.headers["Retry-After"] == "30"
     assert answer.get_json() == {"error": "live updates are off on this dashboard"}

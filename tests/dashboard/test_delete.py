@@ -16,6 +16,7 @@ from flask import Flask
 from freemad.core.events import Event
 from freemad.dashboard.evals import EvalFolder
 from freemad.dashboard.server import create_app
+from freemad.dashboard.settings import DashboardSettings
 from freemad.dashboard.sources import build_sources
 from freemad.debate.live import LiveJournal
 from freemad.redact import Redactor
@@ -50,12 +51,14 @@ def app_of(folder: Path, *, allow_start: bool = True, **extra: Any) -> Flask:
         transcripts=str(folder), task_store=str(store), warn=warns, say_missing=False
     )
     return create_app(
-        sources,
-        allow_start=allow_start,
-        start_token=TOKEN if allow_start else None,
-        config_path=str(config),
-        warn=warns,
-        **extra,
+        DashboardSettings(
+            sources,
+            allow_start=allow_start,
+            start_token=TOKEN if allow_start else None,
+            config_paths=[str(config)],
+            warn=warns,
+            **extra,
+        )
     )
 
 

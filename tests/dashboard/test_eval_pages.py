@@ -18,6 +18,7 @@ from freemad.dashboard.eval_views import ReportShapeError, check_report, eval_vi
 from freemad.dashboard.evals import EvalReportError, eval_folders
 from freemad.dashboard.render import render_eval, render_index
 from freemad.dashboard.server import create_app
+from freemad.dashboard.settings import DashboardSettings
 from freemad.errors import UsageError
 from freemad.eval.methods import METHODS
 from tests.cli.helpers import freemad
@@ -287,7 +288,9 @@ def test_the_live_dashboard_serves_the_page_and_an_honest_error(
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "report.json").write_text('{"methods": "<b>no</b>"}')
-    client = create_app([], evals=eval_folders([evaluation, broken]), warn=quiet).test_client()
+    client = create_app(
+        DashboardSettings([], evals=eval_folders([evaluation, broken]), warn=quiet)
+    ).test_client()
     page = client.get("/evals/my-eval.html")
     assert page.status_code == 200
     assert methods_table(page.text) == expected_methods(report_of(evaluation))

@@ -16,6 +16,7 @@ from flask import Flask
 
 from freemad.dashboard.evolve_steering import evolve_runner
 from freemad.dashboard.server import create_app
+from freemad.dashboard.settings import DashboardSettings
 from freemad.dashboard.sources import build_sources
 from tests.conftest import SANDBOX
 from tests.dashboard.browser import LivePage, chromium
@@ -89,7 +90,9 @@ def app_of(toy: Toy, *, evolve_store: Path | None = None) -> Flask:
         say_missing=False,
     )
     return create_app(
-        sources, allow_start=True, start_token=TOKEN, config_path=str(toy.config), warn=warns
+        DashboardSettings(
+            sources, allow_start=True, start_token=TOKEN, config_paths=[str(toy.config)], warn=warns
+        )
     )
 
 

@@ -147,13 +147,16 @@ def test_only_the_newest_failures_are_kept(tmp_path: Path, monkeypatch: pytest.M
 
 def test_a_failure_is_kept_without_what_looks_like_a_credential(tmp_path: Path) -> None:
     from freemad.dashboard.server import create_app
+    from freemad.dashboard.settings import DashboardSettings
 
     warnings: list[str] = []
     app = create_app(
-        [TranscriptDir(tmp_path, warnings.append)],
-        allow_start=True,
-        start_token=TOKEN,
-        warn=warnings.append,
+        DashboardSettings(
+            [TranscriptDir(tmp_path, warnings.append)],
+            allow_start=True,
+            start_token=TOKEN,
+            warn=warnings.append,
+        )
     )
     starter = app.extensions["freemad.dashboard"].starter
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -183,6 +186,7 @@ def test_an_abandoned_debate_shows_what_stopped_it(tmp_path: Path) -> None:
     """A started debate that ran out of time is killed: its journal stays, its page says it
     stopped without finishing, and, once the watcher kept why, why (escaped)."""
     from freemad.dashboard.server import create_app
+    from freemad.dashboard.settings import DashboardSettings
     from freemad.debate.live import running_dir
 
     run_id = "feedfacefeedfacefeedfacefeedface"
@@ -191,7 +195,9 @@ def test_an_abandoned_debate_shows_what_stopped_it(tmp_path: Path) -> None:
         written = (running_dir(tmp_path) / f"{run_id}.jsonl").read_bytes()
     running_dir(tmp_path).mkdir(exist_ok=True)
     (running_dir(tmp_path) / f"{run_id}.jsonl").write_bytes(written)  # no heartbeat: gone
-    client = create_app([TranscriptDir(tmp_path, lambda message: None)]).test_client()
+    client = create_app(
+        DashboardSettings([TranscriptDir(tmp_path, lambda message: None)])
+    ).test_client()
 
     before = client.get(f"/runs/{run_id}.html")
     assert before.status_code == 200

@@ -25,6 +25,7 @@ from freemad.config import default_config
 from freemad.dashboard.feed import SLACK
 from freemad.dashboard.feed import stream as events_stream
 from freemad.dashboard.server import create_app
+from freemad.dashboard.settings import DashboardSettings
 from freemad.dashboard.sources import StoreSource, TranscriptDir, build_sources
 from freemad.dashboard.starter import CSRF_COOKIE
 from freemad.debate import run_debate, write_transcript
@@ -130,7 +131,7 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Made:
 @pytest.fixture
 def client(made: Made) -> FlaskClient:
     sources = [TranscriptDir(made.transcripts, quiet_warn), StoreSource(made.store, quiet_warn)]
-    app = create_app(sources, poll_interval=0.02, heartbeat=0.2, warn=quiet_warn)
+    app = create_app(DashboardSettings(sources, poll_interval=0.02, heartbeat=0.2, warn=quiet_warn))
     return app.test_client()
 
 
@@ -254,7 +255,7 @@ def test_health_counts_runs_and_sources(client: FlaskClient) -> None:
 def test_health_is_503_with_one_line_when_a_source_is_gone(tmp_path: Path, made: Made) -> None:
     folder = tmp_path / "transcripts"
     shutil.copytree(made.transcripts, folder)
-    app = create_app([TranscriptDir(folder, quiet_warn)], warn=quiet_warn)
+    app = create_app(DashboardSettings([TranscriptDir(folder, quiet_warn)], warn=quiet_warn))
     client = app.test_client()
     assert client.get("/health").get_json() == {"ok": True, "runs": 1, "sources": 1}
     shutil.rmtree(folder)
@@ -282,10 +283,10 @@ def test_starting_needs_a_token(made: Made) -> None:
     sources = [TranscriptDir(made.transcripts, quiet_warn)]
     for token in ("", None):
         with pytest.raises(FreemadError, match="token"):
-            create_app(sources, allow_start=True, start_token=token)
+            create_app(DashboardSettings(sources, allow_start=True, start_token=token))
     store_only = [StoreSource(made.store, quiet_warn)]
     with pytest.raises(FreemadError, match="transcripts folder"):
-        create_app(store_only, allow_start=True, start_token=TOKEN)
+        create_app(DashboardSettings(store_only, allow_start=True, start_token=TOKEN))
 
 
 def test_a_debate_started_over_http_writes_its_transcript(tmp_path: Path) -> None:
@@ -293,10 +294,12 @@ def test_a_debate_started_over_http_writes_its_transcript(tmp_path: Path) -> Non
     folder.mkdir()
     warnings: list[str] = []
     app = create_app(
-        [TranscriptDir(folder, warnings.append)],
-        allow_start=True,
-        start_token=TOKEN,
-        warn=warnings.append,
+        DashboardSettings(
+            [TranscriptDir(folder, warnings.append)],
+            allow_start=True,
+            start_token=TOKEN,
+            warn=warnings.append,
+        )
     )
     client = app.test_client()
     good = {"Authorization": f"Bearer {TOKEN}"}
@@ -431,7 +434,9 @@ def test_a_new_stream_sends_only_what_happens_after_it_connects(tmp_path: Path) 
         (before,) = conn.execute(
             "SELECT MAX(seq) FROM events WHERE run_id = ?", (task_id,)
         ).fetchone()
-    app = create_app([StoreSource(store, quiet_warn)], poll_interval=0.02, heartbeat=0.2)
+    app = create_app(
+        DashboardSettings([StoreSource(store, quiet_warn)], poll_interval=0.02, heartbeat=0.2)
+    )
     answer = app.test_client().get("/events", buffered=False)
     chunks = iter(answer.response)
     first = next(chunks)
@@ -474,7 +479,7 @@ def test_sources_named_before_they_exist_are_picked_up_when_they_do(tmp_path: Pa
         warn=warnings.append,
     )
     assert len(warnings) == 2 and all("does not exist yet" in w for w in warnings)
-    client = create_app(sources, warn=quiet_warn).test_client()
+    client = create_app(DashboardSettings(sources, warn=quiet_warn)).test_client()
     assert client.get("/api/runs").get_json() == {"runs": []}
     assert client.get("/health").get_json()["ok"] is True
 

@@ -18,6 +18,7 @@ from freemad.config import default_config
 from freemad.dashboard.environment import CONFIGS, app_from_env
 from freemad.dashboard.handover import TOKEN as TOKEN_VAR
 from freemad.dashboard.server import create_app
+from freemad.dashboard.settings import DashboardSettings
 from freemad.dashboard.sources import build_sources
 from freemad.errors import UsageError
 from tests.conftest import SANDBOX
@@ -52,11 +53,13 @@ def test_a_debate_starts_with_the_config_its_name_chooses(tmp_path: Path) -> Non
         transcripts=str(transcripts), task_store=str(store), warn=warns, say_missing=False
     )
     app = create_app(
-        sources,
-        allow_start=True,
-        start_token=TOKEN,
-        config_paths=[str(first), str(second)],
-        warn=warns,
+        DashboardSettings(
+            sources,
+            allow_start=True,
+            start_token=TOKEN,
+            config_paths=[str(first), str(second)],
+            warn=warns,
+        )
     )
     caller = Caller(app.test_client())
     index = caller.client.get("/").get_data(as_text=True)
@@ -94,11 +97,13 @@ def test_a_debate_starts_with_the_config_its_name_chooses(tmp_path: Path) -> Non
 def test_each_config_is_shown_read_only_with_its_secrets_hidden(tmp_path: Path) -> None:
     first, second, transcripts = two_configs(tmp_path)
     app = create_app(
-        build_sources(transcripts=str(transcripts), warn=warns),
-        allow_start=True,
-        start_token=TOKEN,
-        config_paths=[str(first), str(second)],
-        warn=warns,
+        DashboardSettings(
+            build_sources(transcripts=str(transcripts), warn=warns),
+            allow_start=True,
+            start_token=TOKEN,
+            config_paths=[str(first), str(second)],
+            warn=warns,
+        )
     )
     client = app.test_client()
     page = client.get("/config.html").get_data(as_text=True)
@@ -199,7 +204,9 @@ def test_a_code_task_started_in_a_repository_lands_on_its_own_branch(
         say_missing=False,
     )
     app = create_app(
-        sources, allow_start=True, start_token=TOKEN, config_path=str(config), warn=warns
+        DashboardSettings(
+            sources, allow_start=True, start_token=TOKEN, config_paths=[str(config)], warn=warns
+        )
     )
     caller = Caller(app.test_client())
     assert '<option value="code">' in caller.client.get("/").get_data(as_text=True)

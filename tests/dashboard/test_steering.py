@@ -19,6 +19,7 @@ from werkzeug.test import TestResponse
 
 from freemad.bundled import bundled
 from freemad.dashboard.server import create_app
+from freemad.dashboard.settings import DashboardSettings
 from freemad.dashboard.sources import build_sources
 from freemad.dashboard.starter import CSRF_COOKIE
 from tests.conftest import wait_for
@@ -63,11 +64,13 @@ def app_of(tmp_path: Path, *, allow_start: bool = True) -> tuple[Flask, Path]:
         say_missing=False,
     )
     app = create_app(
-        sources,
-        allow_start=allow_start,
-        start_token=TOKEN if allow_start else None,
-        config_path=str(config),
-        warn=warns,
+        DashboardSettings(
+            sources,
+            allow_start=allow_start,
+            start_token=TOKEN if allow_start else None,
+            config_paths=[str(config)],
+            warn=warns,
+        )
     )
     return app, store
 
@@ -335,7 +338,9 @@ def test_a_debate_started_with_fewer_rounds_runs_that_many(tmp_path: Path) -> No
     folder = tmp_path / "transcripts"
     folder.mkdir()
     app = create_app(
-        build_sources(transcripts=str(folder), warn=warns), allow_start=True, start_token=TOKEN
+        DashboardSettings(
+            build_sources(transcripts=str(folder), warn=warns), allow_start=True, start_token=TOKEN
+        )
     )
     caller = Caller(app.test_client())
     assert 'max="1"' in caller.client.get("/").get_data(as_text=True)  # the config's rounds

@@ -12,6 +12,7 @@ import pytest
 
 from freemad.dashboard.records import SourceError
 from freemad.dashboard.server import create_app
+from freemad.dashboard.settings import DashboardSettings
 from freemad.dashboard.stored import StateDir, StoreSource
 from freemad.store import SqliteStore
 
@@ -57,7 +58,9 @@ def test_a_store_is_read_without_being_created_or_changed(tmp_path: Path) -> Non
 def test_health_names_the_store_whose_read_failed(tmp_path: Path) -> None:
     path = tmp_path / "tasks.db"
     a_store(path)
-    client = create_app([StoreSource(path, quiet_warn)], warn=quiet_warn).test_client()
+    client = create_app(
+        DashboardSettings([StoreSource(path, quiet_warn)], warn=quiet_warn)
+    ).test_client()
     assert client.get("/health").get_json() == {"ok": True, "runs": 1, "sources": 1}
     with sqlite3.connect(path) as conn:
         conn.execute("DROP TABLE events")

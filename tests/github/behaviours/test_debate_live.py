@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from freemad.dashboard.server import create_app
+from freemad.dashboard.settings import DashboardSettings
 from freemad.dashboard.stored import StoreSource
 from freemad.debate.live_store import FINISHED, PROGRESS
 from freemad.debate.outcome import Tally
@@ -53,7 +54,9 @@ def test_a_router_debate_is_seen_running_with_a_finished_agent_before_it_ends(
     store: SqliteStore, tmp_path: Path
 ) -> None:
     routed, forge = router(slow_config("2"), store, tmp_path)
-    client = create_app([StoreSource(store.path, quiet)], warn=quiet).test_client()
+    client = create_app(
+        DashboardSettings([StoreSource(store.path, quiet)], warn=quiet)
+    ).test_client()
     seen: list[tuple[list[Any], dict[str, Any]]] = []  # (what /api/runs listed, /api/runs/<id>)
     ended = threading.Event()
 
@@ -162,7 +165,7 @@ def test_a_debate_whose_process_is_killed_shows_as_abandoned(tmp_path: Path) -> 
     assert ("debate", run_id, "abandoned") in [
         (c.kind, c.run_id, c.event) for c in source.changes(since)
     ]
-    client = create_app([source], warn=quiet).test_client()
+    client = create_app(DashboardSettings([source], warn=quiet)).test_client()
     body = client.get(f"/api/runs/{run_id}").get_json()
     assert body["status"] == "abandoned" and body["view"]["abandoned"] is True
     page = client.get(f"/runs/{run_id}.html")
