@@ -26,6 +26,7 @@ _SETTINGS = (
     "FREEMAD_DASHBOARD_STATE_DIR",
     "FREEMAD_DASHBOARD_COMMIT_URL",
     "FREEMAD_DASHBOARD_ALLOW_START",
+    "FREEMAD_DASHBOARD_EDIT_CONFIG",
     "FREEMAD_DASHBOARD_TOKEN",
     "FREEMAD_DASHBOARD_TOKEN_FD",
     "FREEMAD_DASHBOARD_STREAMS_DIR",
@@ -92,6 +93,13 @@ def _number(name: str, low: int, help: str, top: int = 65536) -> Callable[[F], F
     "configs), and show the configs at /config.html.",
 )
 @click.option(
+    "--edit-config",
+    is_flag=True,
+    help="With --allow-start: let the pages edit the --config files (/config/edit.html): "
+    "checked before saving, the last 10 versions kept. Whoever holds the token then decides "
+    "the agents' commands.",
+)
+@click.option(
     "--token-env",
     metavar="NAME",
     default="FREEMAD_DASHBOARD_TOKEN",
@@ -124,6 +132,7 @@ def command(
     max_streams_per_client: int | None,
     trusted_proxies: int | None,
     allow_start: bool,
+    edit_config: bool,
     token_env: str,
     config_paths: tuple[str, ...],
 ) -> None:
@@ -177,6 +186,10 @@ def command(
         raise click.BadParameter(
             "an http(s) URL with {commit} where the hash goes", param_hint="--commit-url"
         )
+    if edit_config and not allow_start:
+        raise click.UsageError(
+            "--edit-config needs --allow-start: every edit must bear the start token"
+        )
     token = os.environ.get(token_env, "") if allow_start else ""
     if allow_start and not token.strip():
         raise UsageError(
@@ -210,6 +223,7 @@ def command(
             sources,
             commit_url=commit_url,
             allow_start=allow_start,
+            edit_config=edit_config,
             start_token=token,
             config_paths=configs,
             caps=caps,
@@ -229,9 +243,12 @@ def command(
         env[EVALS] = json.dumps([str(f.path.absolute()) for f in folders])
     if allow_start:
         env.update(_start_env(token, configs))
+    if edit_config:
+        env["FREEMAD_DASHBOARD_EDIT_CONFIG"] = "1"
     env["FREEMAD_BIND"] = bind
     mode = (
-        f"runs may be started and steered with the token in ${token_env}"
+        f"runs may be started and steered{' and configs edited' if edit_config else ''} "
+        f"with the token in ${token_env}"
         if allow_start
         else "read-only"
     )

@@ -21,6 +21,7 @@ from freemad.dashboard.sources import build_sources
 from freemad.errors import UsageError
 
 TRUSTED_PROXIES = "FREEMAD_DASHBOARD_TRUSTED_PROXIES"
+EDIT_CONFIG = "FREEMAD_DASHBOARD_EDIT_CONFIG"  # "1": the pages may edit the config files
 CONFIGS = "FREEMAD_DASHBOARD_CONFIGS"  # the configs runs start with, as a JSON list of paths
 EVALS = "FREEMAD_DASHBOARD_EVALS"  # evaluation folders (freemad eval --out), a JSON list of paths
 
@@ -57,6 +58,7 @@ def app_from_env(environ: Mapping[str, str] | None = None) -> Flask:
             poll_interval=_seconds(env, "FREEMAD_DASHBOARD_POLL_INTERVAL", 0.5),
             heartbeat=_seconds(env, "FREEMAD_DASHBOARD_HEARTBEAT", 15.0),
             allow_start=env.get(ALLOW_START, "").strip() == "1",
+            edit_config=env.get(EDIT_CONFIG, "").strip() == "1",
             start_token=token or None,
             config_paths=config_paths(env),
             warn=warn,

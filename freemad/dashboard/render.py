@@ -128,8 +128,11 @@ def _page(
     **values: Any,
 ) -> str:
     # `controls`: the live server's forms (it lets runs be started and steered), and their script.
+    # `connect` (in `values`): the page's own script calls the server (live pages' do).
+    connect = bool(values.pop("connect", False))
     steer = ("steer.js",) if controls is not None else ()
-    css, inline, csp = _assets((*scripts, *steer, *(("live.js",) if live else ())), live)
+    names = (*scripts, *steer, *(("live.js",) if live else ()))
+    css, inline, csp = _assets(names, live or connect)
     # Our own assets, read from the package: the only text besides charts not escaped.
     return (
         _environment()
@@ -254,6 +257,21 @@ def render_config(configs: Sequence[Mapping[str, Any]]) -> str:
         run_id=None,
         scripts=(),
         configs=shown,
+    )
+
+
+def render_config_editor(names: Sequence[str]) -> str:
+    """The live server's config editor (`config_editor`): the names of the config files it
+    edits; the text itself is fetched by the page's script, behind the start token."""
+    return _page(
+        "config_edit.html.j2",
+        root="../",
+        live=False,
+        canonical=None,
+        run_id=None,
+        scripts=("config_edit.js",),
+        connect=True,
+        names=list(names),
     )
 
 

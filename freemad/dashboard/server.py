@@ -32,6 +32,7 @@ from freemad.dashboard import answers, views
 from freemad.dashboard.agents import AGENT_SLUG, agent_view, agents_table
 from freemad.dashboard.answers import Problem, Warn, names_its_source, reason
 from freemad.dashboard.capacity import Caps, Refusal, Streams
+from freemad.dashboard.config_editor import ConfigEditor
 from freemad.dashboard.deleting import Deleter, transcript_folders
 from freemad.dashboard.eval_views import eval_summary, eval_view
 from freemad.dashboard.evals import (
@@ -159,6 +160,11 @@ def create_app(settings: DashboardSettings) -> Flask:
         # Only the folders given as sources, never an evaluation's (added to `sources` above).
         board.deleter = Deleter(starter, transcript_folders(own), board.find)
         board.deleter.register(app)
+        if settings.edit_config:
+            board.editor = ConfigEditor(starter.configs, starter.refused)
+            board.editor.register(app)
+    elif settings.edit_config:
+        raise UsageError("editing the configs needs allow_start (and its token)")
     app.before_request(answers.read_only_unless(starter is not None))
     app.after_request(answers.security_headers)
     app.register_error_handler(HTTPException, answers.http_error)
@@ -218,12 +224,14 @@ class _Dashboard:
         self.agent_records = agent_records()  # what each run's agents did, for /agents
         self.steering: Steering | None = None  # with --allow-start: the forms and their POSTs
         self.deleter: Deleter | None = None  # and deleting a debate's transcript
+        self.editor: ConfigEditor | None = None  # and editing the configs (--edit-config)
         self.evals: dict[str, EvalFolder] = {}  # evaluation folders by their pages' names
 
     def controls(self, run: Run | None = None) -> dict[str, Any] | None:
         if self.steering is None:
             return None
         controls = self.steering.controls(run)
+        controls["edit_config"] = self.editor is not None
         if run is not None and self.deleter is not None:
             controls["delete"] = self.deleter.deletable(run)
         return controls

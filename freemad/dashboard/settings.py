@@ -22,7 +22,8 @@ class DashboardSettings:
     private folder). With `trusted_proxies`, that many proxies in front append to
     X-Forwarded-For and a client's address is taken from it; otherwise the header is ignored.
     With `allow_start` (and a `start_token`), runs start with one of `config_paths` (the first
-    the default). `evals` are evaluation folders, each a page; their `transcripts/` are debate
+    the default); with `edit_config` too, the browser may edit those config files
+    (`freemad.dashboard.config_editor`). `evals` are evaluation folders, each a page; their `transcripts/` are debate
     sources too. `warn` takes one-line warnings (default: stderr, each once).
     """
 
@@ -33,6 +34,7 @@ class DashboardSettings:
     allow_start: bool = False
     start_token: str | None = None
     config_paths: Sequence[str] = ()
+    edit_config: bool = False
     warn: Warn | None = None
     caps: Caps | None = None
     streams_dir: Path | None = None

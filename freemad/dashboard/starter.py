@@ -26,6 +26,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
+from urllib.parse import urlsplit
 
 from flask import Response, jsonify, request
 
@@ -45,6 +46,18 @@ DEBATE_TIMEOUT = 3600.0  # seconds; a debate's own deadlines end it long before
 CSRF_COOKIE = "freemad_csrf"
 CSRF_HEADER = "X-CSRF-Token"
 _CSRF_VALUE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def cross_origin() -> str | None:
+    """Why the request came from another site's page (a browser says where it sends from in
+    `Origin` and `Sec-Fetch-Site`), or None. A client that is no browser sends neither."""
+    site = request.headers.get("Sec-Fetch-Site")
+    if site is not None and site not in ("same-origin", "none"):
+        return f"a request from another site is refused (Sec-Fetch-Site: {site[:40]})"
+    origin = request.headers.get("Origin")
+    if origin is not None and urlsplit(origin).netloc.lower() != request.host.lower():
+        return f"a request from another origin is refused (Origin: {origin[:100]})"
+    return None
 
 
 def debate_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -108,8 +121,12 @@ class Starter:
         return answer
 
     def refused(self) -> tuple[Response, int] | None:
-        """None when the request bears the start token and the CSRF token its cookie holds;
-        else the refusal (401, 403) to send. Every POST of the dashboard asks this first."""
+        """None when the request comes from this server's own pages and bears the start token
+        and the CSRF token its cookie holds; else the refusal (403, 401, 403) to send. Every POST
+        of the dashboard asks this first."""
+        elsewhere = cross_origin()
+        if elsewhere is not None:
+            return json_error(403, elsewhere)
         scheme, _, given = request.headers.get("Authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(
             given.strip().encode("utf-8", "replace"), self.token
