@@ -33,6 +33,7 @@ from flask import Response, jsonify, request
 from freemad.dashboard.answers import Problem, Warn, json_error, reason
 from freemad.dashboard.configs import ServerConfigs, config_as_written
 from freemad.dashboard.failed_starts import FailedStarts
+from freemad.dashboard.overrides import checked_overrides, overridden
 from freemad.errors import FreemadError
 from freemad.redact import Redactor, redact_secrets
 from freemad.sandbox.process import freemad_secret
@@ -149,14 +150,19 @@ class Starter:
         body = request.get_json(silent=True)
         if not isinstance(body, dict):
             _refuse('send a JSON object: {"requirement": "..."}')
-        extra = sorted(str(k) for k in body if k not in ("requirement", "rounds", "config"))
+        fields = ("requirement", "rounds", "config", "overrides")
+        extra = sorted(str(k) for k in body if k not in fields)
         if extra:
             _refuse(
-                f"only requirement, rounds and config may be given, not {', '.join(extra)[:200]}"
+                "only requirement, rounds, config and overrides may be given, "
+                f"not {', '.join(extra)[:200]}"
             )
         chosen = self.configs.chosen(body)
         config = self.loaded[chosen.name]
         requirement = _requirement(body, config)
+        overrides = run_overrides(body, config)
+        if "rounds" in overrides and body.get("rounds") is not None:
+            _refuse("give the rounds once: rounds, or overrides.rounds")
         run_id = uuid.uuid4().hex
         order = {
             "kind": "debate",
@@ -165,6 +171,7 @@ class Starter:
             "run_id": run_id,
             "config_path": chosen.path,
             "folder": str(self.folder),
+            "overrides": overrides,
         }
         return self.launch(order) or (jsonify({"started": True, "run_id": run_id}), 202)
 
@@ -256,13 +263,14 @@ def main() -> int:
 
 
 def debate_main(order: dict[str, Any]) -> None:
-    """One debate: `{"requirement", "rounds", "run_id", "config_path", "folder"}`; its
-    transcript goes into `folder`."""
+    """One debate: `{"requirement", "rounds", "run_id", "config_path", "folder", "overrides"}`;
+    its transcript goes into `folder`."""
     from freemad.debate import run_debate, write_transcript
     from freemad.debate.live import LiveJournal
     from freemad.wiring import ADAPTERS
 
     config = start_config(order["config_path"], Path(order["folder"]))
+    config = overridden(config, order.get("overrides"))
     redactor = Redactor(config.security.redact_patterns)
     # Its journal lets the dashboard show the debate while it runs; gone once it is kept.
     with LiveJournal(config.output.transcript_dir, redactor) as journal:
@@ -288,6 +296,15 @@ def _requirement(body: dict[str, Any], config: FreemadConfig) -> str:
         _refuse(f"the requirement has {len(requirement)} characters; at most {limit}")
     try:
         return check_requirement(requirement, config)
+    except FreemadError as exc:
+        _refuse(exc.one_line())
+
+
+def run_overrides(body: dict[str, Any], config: FreemadConfig) -> dict[str, Any]:
+    """The request's `overrides`, checked against `config` (400 with one line when they do not
+    hold): what the run's order carries."""
+    try:
+        return checked_overrides(body.get("overrides"), config)
     except FreemadError as exc:
         _refuse(exc.one_line())
 

@@ -25,9 +25,10 @@ from flask import Flask, Response, jsonify, request
 from freemad.dashboard.answers import Problem
 from freemad.dashboard.configs import ConfigPages, config_resolved
 from freemad.dashboard.evolve_steering import EvolveSteering
+from freemad.dashboard.overrides import keep_overrides, kept_overrides, overridden
 from freemad.dashboard.records import Run
 from freemad.dashboard.sources import RUN_ID, Source
-from freemad.dashboard.starter import Starter
+from freemad.dashboard.starter import Starter, run_overrides
 from freemad.errors import FreemadError
 
 if TYPE_CHECKING:
@@ -65,12 +66,15 @@ def task_config(config_path: str | None, store: str) -> FreemadConfig:
 
 
 @contextmanager
-def task_runner(config_path: str | None, store: str, *, run: bool) -> Iterator[TaskRunner]:
-    """A runner on the task store; with `run`, handed the real adapters (it calls agents)."""
+def task_runner(
+    config_path: str | None, store: str, *, run: bool, overrides: dict[str, Any] | None = None
+) -> Iterator[TaskRunner]:
+    """A runner on the task store; with `run`, handed the real adapters (it calls agents); with
+    `overrides`, the task's config has them (`freemad.dashboard.overrides`)."""
     from freemad.tasks.runtime import TaskRunner
     from freemad.wiring import ADAPTERS, open_task_store
 
-    config = task_config(config_path, store)
+    config = overridden(task_config(config_path, store), overrides)
     opened = open_task_store(config)
     config_arg = f" --config {shlex.quote(config_path)}" if config_path else ""
     try:
@@ -81,8 +85,13 @@ def task_runner(config_path: str | None, store: str, *, run: bool) -> Iterator[T
 
 def task_main(order: dict[str, Any]) -> None:
     """A task's agent work, in a process of its own (`freemad.dashboard.starter.main`): `start`
-    a plan or code task, carry one on after an answer (`advance`), or `resume` it."""
-    with task_runner(order["config_path"], order["store"], run=True) as runner:
+    a plan or code task, carry one on after an answer (`advance`), or `resume` it. A task
+    started with overrides keeps them beside its store, for the steps after its start."""
+    store, task_id = order["store"], order["run_id"]
+    if order["verb"] == "start" and order.get("overrides"):
+        keep_overrides(store, task_id, order["overrides"])
+    overrides = kept_overrides(store, task_id)
+    with task_runner(order["config_path"], store, run=True, overrides=overrides) as runner:
         if order["verb"] == "start":
             kind = order.get("task_type", "plan")
             runner.start(kind, order["goal"], order["root"], task_id=order["run_id"])
@@ -124,7 +133,12 @@ class Steering:
         `run`'s page, whether it may be steered here."""
         rounds = {c.name: self.starter.loaded[c.name].debate.rounds for c in self.configs}
         configs = [
-            {"name": c.name, "rounds": rounds[c.name], "tasks": c.name in self.task_stores}
+            {
+                "name": c.name,
+                "rounds": rounds[c.name],
+                "tasks": c.name in self.task_stores,
+                **overridable(self.starter.loaded[c.name]),
+            }
             for c in self.configs
         ]
         return {
@@ -142,7 +156,7 @@ class Steering:
         refused = self.starter.refused()
         if refused is not None:
             return refused
-        body = json_body(("goal",), optional=("task_type", "config"))
+        body = json_body(("goal",), optional=("task_type", "config", "overrides"))
         task_type = body.get("task_type", "plan")
         if task_type not in ("plan", "code"):
             _refuse("task_type must be plan or code")
@@ -155,8 +169,9 @@ class Steering:
         store = self.task_stores.get(chosen.name)
         if store is None:
             _refuse(f"config {chosen.name} keeps its tasks in a store this dashboard does not show")
-        _check_roles(task_type, self.loaded[chosen.name])
-        more = {"goal": goal, "root": self.root, "task_type": task_type}
+        overrides = run_overrides(body, self.loaded[chosen.name])
+        _check_roles(task_type, overridden(self.loaded[chosen.name], overrides))
+        more = {"goal": goal, "root": self.root, "task_type": task_type, "overrides": overrides}
         return self._launch("start", Steering._new_id(), chosen.path, store, **more)
 
     def steer(self, task_id: str, verb: str) -> tuple[Response, int]:
@@ -225,6 +240,15 @@ class Steering:
         import uuid
 
         return uuid.uuid4().hex[:16]
+
+
+def overridable(config: FreemadConfig) -> dict[str, Any]:
+    """What the start forms show of a config's settings a run may override."""
+    return {
+        "agents": [a.id for a in config.enabled_agents],
+        "deadlines": config.deadlines.model_dump(mode="json"),
+        "weights": ", ".join(f"{w:g}" for w in config.scoring.weights),
+    }
 
 
 def code_problem(root: Path) -> str | None:

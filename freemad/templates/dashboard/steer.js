@@ -38,6 +38,20 @@
       out.appendChild(link);
     }
   }
+  function override(body, el) {
+    // "overrides.deadlines.soft_timeout_ms" into body.overrides.deadlines; empty: the config's.
+    var text = el.value.trim();
+    if (text === "") return;
+    var value = el.type === "number" ? Number(text) : text;
+    var list = el.getAttribute("data-list");
+    if (list) {
+      value = text.split(",").map(function (s) { return s.trim(); }).filter(function (s) { return s !== ""; });
+      if (list === "number") value = value.map(Number);
+    }
+    var path = el.name.split("."), at = body;
+    path.slice(0, -1).forEach(function (key) { at = at[key] = at[key] || {}; });
+    at[path[path.length - 1]] = value;
+  }
   document.addEventListener("submit", function (event) {
     var form = event.target, address = form.getAttribute("data-post");
     if (!address) return;
@@ -45,6 +59,7 @@
     var body = {};
     Array.prototype.forEach.call(form.elements, function (el) {
       if (!el.name) return;
+      if (el.name.indexOf("overrides.") === 0) { override(body, el); return; }
       if (el.type === "number") { if (el.value !== "") body[el.name] = Number(el.value); }
       else body[el.name] = el.value;
     });
