@@ -40,7 +40,7 @@ AGENT_SLUG = re.compile(r"[a-z0-9_-]{0,40}-[0-9a-f]{10}")  # what agent_slug mak
 RUNS_SHOWN = 500  # an agent's page lists its newest runs up to this many
 # What an agent did in a run, by kind: the counts its record keeps and its row adds up.
 COUNTS = {
-    "debate": ("won", "proposed", "held", "switches", "to_winner"),
+    "debate": ("won", "proposed", "held", "switches", "to_winner", "kept"),
     "task": ("proposed", "reviewed", "approved", "arbitrated", "arbitrated_approved"),
     "evolve": ("candidates", "admitted"),
 }
@@ -90,6 +90,7 @@ def debate_record(transcript: Mapping[str, Any], run_id: str, started: float) ->
         turns = [as_map(as_map(r.get("agents")).get(name)) for r in rounds]
         turns = [t for t in turns if t]
         revised = [t for t in turns if t.get("action") == "revise" and t.get("status") == "ok"]
+        kept = [t for t in turns if t.get("action") == "keep" and t.get("status") == "ok"]
         failures: dict[str, int] = {}
         for turn in turns:
             if turn.get("status") != "ok":
@@ -102,6 +103,7 @@ def debate_record(transcript: Mapping[str, Any], run_id: str, started: float) ->
             "proposed": winner is not None and name in origin,
             "held": winner is not None and as_text(final.get(name)) == winner,
             "switches": len(revised),
+            "kept": len(kept),
             "to_winner": sum(
                 1 for t in revised if winner and as_text(t.get("answer_id")) == winner
             ),
@@ -116,6 +118,7 @@ def debate_record(transcript: Mapping[str, Any], run_id: str, started: float) ->
             "estimated": any(bool(t.get("estimated")) for t in tokens),
             "cost_usd": as_number(as_map(totals.get(name)).get("cost_usd")),
         }
+    settings = as_map(transcript.get("settings"))
     return {
         "kind": "debate",
         "run_id": run_id,
@@ -123,6 +126,12 @@ def debate_record(transcript: Mapping[str, Any], run_id: str, started: float) ->
         "status": as_text(transcript.get("status")) or "unknown",
         "winner": winner,
         "agents": agents,
+        # Which config it ran with (its digest, with the run's overrides), for the summaries.
+        "config": {
+            "digest": as_text(transcript.get("config_digest")) or "unknown",
+            "rounds": as_number(settings.get("rounds")),
+            "agents": [str(a) for a in as_list(settings.get("agents"))] or names,
+        },
     }
 
 
@@ -289,5 +298,6 @@ def _finish(row: dict[str, Any]) -> dict[str, Any]:
         "median_ms": number(statistics.median(durations)) if durations else "-",
         "mean_ms": number(statistics.fmean(durations)) if durations else "-",
         "mean_tokens": number(statistics.fmean(tokens)) if tokens else "-",
+        "tokens_total": number(sum(tokens)) if tokens else "-",
         "cost_usd": number(row["cost"]) if row["priced"] else "-",
     }

@@ -194,8 +194,16 @@ BAR, WHISKER, AXIS, GRID = "#0072B2", "#000000", "#333333", "#E3E3E3"
 _LEFT, _RIGHT, _TOP, _ROW = 230, 150, 16, 26
 
 
-def eval_chart_svg(rows: list[dict[str, Any]], *, width: int = 720) -> str:
-    """Each row's accuracy as a bar from 0 and its interval as a whisker, on a 0-100% axis."""
+def eval_chart_svg(
+    rows: list[dict[str, Any]],
+    *,
+    width: int = 720,
+    title: str = "Accuracy of each method with its 95% interval",
+    caption: str = "accuracy (bar) and 95% interval (whisker)",
+    chart_id: str = "eval-chart",
+) -> str:
+    """Each row's accuracy as a bar from 0 and its interval as a whisker, on a 0-100% axis
+    (`title`, `caption` and `chart_id` let other rates than accuracies use it)."""
     height = _TOP + _ROW * len(rows) + 34
     left, right = _LEFT, width - _RIGHT
 
@@ -205,10 +213,10 @@ def eval_chart_svg(rows: list[dict[str, Any]], *, width: int = 720) -> str:
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" '
-        'aria-labelledby="eval-chart-title eval-chart-desc" '
+        f'aria-labelledby="{chart_id}-title {chart_id}-desc" '
         'font-family="sans-serif" font-size="12">',
-        '<title id="eval-chart-title">Accuracy of each method with its 95% interval</title>',
-        f'<desc id="eval-chart-desc">{xml_text(_describe(rows))}</desc>',
+        f'<title id="{chart_id}-title">{xml_text(title)}</title>',
+        f'<desc id="{chart_id}-desc">{xml_text(title + ". " + _describe(rows))}</desc>',
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="#FFFFFF"/>',
     ]
     bottom = _TOP + _ROW * len(rows)
@@ -251,17 +259,17 @@ def eval_chart_svg(rows: list[dict[str, Any]], *, width: int = 720) -> str:
         out.append("</g>")
     out.append(
         f'<text x="{(left + right) / 2:.1f}" y="{height - 4}" text-anchor="middle" '
-        f'fill="{AXIS}">accuracy (bar) and 95% interval (whisker)</text>'
+        f'fill="{AXIS}">{xml_text(caption)}</text>'
     )
     return "\n".join([*out, "</svg>"]) + "\n"
 
 
 def _describe(rows: list[dict[str, Any]]) -> str:
     if not rows:
-        return "No methods."
+        return "None."
     parts = [
         f"{row['label']}: {row['shown']}, {row['correct']} of {row['total']}, interval "
         f"{row['interval']}"
         for row in rows
     ]
-    return "Accuracy of each method. " + "; ".join(parts) + "."
+    return "; ".join(parts) + "."

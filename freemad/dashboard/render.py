@@ -295,6 +295,13 @@ def _agents_page(name: str, path: str, live: bool, base_url: str | None, **value
     return _page(name, root=root, live=live, canonical=url, run_id=None, scripts=(), **values)
 
 
+def render_summary(
+    summary: Mapping[str, Any], *, live: bool = False, base_url: str | None = None
+) -> str:
+    """The transcript summaries (`summaries.summary_view`); they live at `summary.html`."""
+    return _agents_page("summary.html.j2", "summary.html", live, base_url, s=summary)
+
+
 def render_eval(
     view: Mapping[str, Any], slug: str, *, live: bool = False, base_url: str | None = None
 ) -> str:

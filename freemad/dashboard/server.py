@@ -48,6 +48,7 @@ from freemad.dashboard.render import (
     render_eval,
     render_index,
     render_run,
+    render_summary,
     view_of,
 )
 from freemad.dashboard.settings import DashboardSettings
@@ -66,6 +67,7 @@ from freemad.dashboard.sources import (
 )
 from freemad.dashboard.starter import Starter
 from freemad.dashboard.steering import Steering
+from freemad.dashboard.summaries import summary_view
 from freemad.errors import UsageError
 
 MAX_PROXIES = 10
@@ -143,6 +145,7 @@ def create_app(settings: DashboardSettings) -> Flask:
         ("/runs/<run_id>.html", board.run_page),
         ("/agents.html", board.agents),
         ("/agents/<slug>.html", board.agent_page),
+        ("/summary.html", board.summary),
         ("/evals/<slug>.html", board.eval_page),
         ("/api/runs", board.api_runs),
         ("/api/runs/<run_id>", board.api_run),
@@ -310,6 +313,10 @@ class _Dashboard:
 
     def agents(self) -> Response:
         return answers.html(render_agents(self._agents_table(), live=True))
+
+    def summary(self) -> Response:
+        summary = summary_view(self.agent_records.of(self.runs()))
+        return answers.html(render_summary(summary, live=True))
 
     def agent_page(self, slug: str) -> Response:
         if AGENT_SLUG.fullmatch(slug):

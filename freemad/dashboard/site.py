@@ -35,6 +35,7 @@ from freemad.dashboard.render import (
     render_eval,
     render_index,
     render_run,
+    render_summary,
 )
 from freemad.dashboard.sources import (
     RUN_ID,
@@ -45,6 +46,7 @@ from freemad.dashboard.sources import (
     agent_records,
     all_runs,
 )
+from freemad.dashboard.summaries import summary_view
 from freemad.errors import FreemadError
 
 MANIFEST = ".freemad-site.json"
@@ -147,7 +149,7 @@ def build_site(
     records = agent_records()
     records.import_(caches.get("agents"))
     listed = [run for run in runs if run.run_id in manifest["runs"]]
-    _write_agents(folder, agents_table(records.of(listed)), base_url)
+    _write_agents(folder, records.of(listed), base_url)
     for n, source in enumerate(sources):
         if isinstance(source, TranscriptDir):
             manifest["caches"][f"{n}:{source.path}"] = source.export_cache()
@@ -159,8 +161,11 @@ def build_site(
     )
 
 
-def _write_agents(folder: Path, table: list[dict[str, Any]], base_url: str | None) -> None:
-    """`agents.html` and `agents/<slug>.html` for each agent; the pages of agents gone go."""
+def _write_agents(folder: Path, records: list[dict[str, Any]], base_url: str | None) -> None:
+    """`agents.html` and `agents/<slug>.html` for each agent of the runs' `records`, and the
+    summaries (`summary.html`); the pages of agents gone go."""
+    table = agents_table(records)
+    _write(folder / "summary.html", render_summary(summary_view(records), base_url=base_url))
     pages = folder / "agents"
     try:
         pages.mkdir(exist_ok=True)
