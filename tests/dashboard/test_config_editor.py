@@ -300,3 +300,37 @@ def test_edit_refusal_and_rollback_in_a_browser(tmp_path: Path) -> None:
             assert page.evaluate("document.getElementById('text').value") == original
         finally:
             page.close()
+
+
+def test_two_saves_at_once_on_two_gunicorn_workers(tmp_path: Path) -> None:
+    """On real gunicorn with two workers (either may take either save), one save of two wins."""
+    _, config, args = allowed_to_start(tmp_path, 2)
+    env = {"FREEMAD_DASHBOARD_TOKEN": TOKEN}
+    with serve(tmp_path, *args, "--edit-config", "--workers", "2", env=env) as served:
+        status, opened = served.post("/api/config/source", TOKEN, {"config": "freemad"})
+        assert status == 200
+        for attempt in range(5):  # each round: two different saves from one version, at once
+            base = opened["version"]
+            texts = [with_rounds(opened["text"], 10 + 2 * attempt + n) for n in (0, 1)]
+            answers = saved_at_once(served, texts, base)
+            assert sorted(status for status, _ in answers) == [200, 409], (attempt, answers)
+            status, opened = served.post("/api/config/source", TOKEN, {"config": "freemad"})
+            assert opened["text"] in texts and opened["kept"][0]["version"] == base
+    assert config.read_text() == opened["text"]
+
+
+def saved_at_once(served: Any, texts: list[str], base: str) -> list[tuple[int, dict[str, Any]]]:
+    start = threading.Barrier(len(texts))
+    answers: list[tuple[int, dict[str, Any]]] = []
+
+    def save(text: str) -> None:
+        body = {"config": "freemad", "text": text, "base": base}
+        start.wait()
+        answers.append(served.post("/api/config/save", TOKEN, body))
+
+    threads = [threading.Thread(target=save, args=(t,)) for t in texts]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return answers
