@@ -87,7 +87,39 @@ def parse_config(
     try:
         return FreemadConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(describe_validation_error(exc, name, lines, FreemadConfig)) from None
+        raise InvalidConfig(
+            describe_validation_error(exc, name, lines, FreemadConfig),
+            each_problem(exc, lines, FreemadConfig),
+        ) from None
+
+
+class InvalidConfig(ConfigError):
+    """A config that parses but does not validate: its first problem as the message, and each
+    problem as (line or None, `dotted.key: what is wrong`), for an editor to show at its line."""
+
+    def __init__(self, message: str, problems: list[tuple[int | None, str]]) -> None:
+        super().__init__(message)
+        self.problems = problems
+
+
+def each_problem(
+    exc: ValidationError, lines: dict[Loc, int], model: type[BaseModel]
+) -> list[tuple[int | None, str]]:
+    """Every problem of `exc`, one per key, in the order `describe_validation_error` takes them."""
+    by_loc: dict[Loc, list[ErrorDetails]] = {}
+    ordered = sorted(exc.errors(include_url=False), key=lambda e: e["type"] != "extra_forbidden")
+    for error in ordered:
+        by_loc.setdefault(_user_loc(error), []).append(error)
+    found = []
+    for loc, errors in by_loc.items():
+        key = _dotted(loc)
+        found.append(
+            (
+                _nearest_line(loc, lines),
+                f"{key + ': ' if key else ''}{_message(loc, errors, model)}",
+            )
+        )
+    return found
 
 
 def _legacy_line(note: LegacyNote, name: str, lines: dict[Loc, int]) -> str:

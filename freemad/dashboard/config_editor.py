@@ -35,14 +35,19 @@ _LINE = re.compile(r" line (\d+)(?=: )")  # where a config error says its proble
 
 
 def problems_of(text: str, name: str, json_syntax: bool) -> tuple[list[dict[str, Any]], list[str]]:
-    """What is wrong with a config's text, as the config's models say it (`line`: where, None
-    when the message names none), and the deprecation warnings of a config that is right."""
-    from freemad.config.load import parse_config
+    """What is wrong with a config's text, as the config's models say it, each problem with
+    its `line` (None when it has none), and the deprecation warnings of a config that is right."""
+    from freemad.config.load import InvalidConfig, parse_config
 
     warnings: list[str] = []
     try:
         parse_config(text, name=name, json_syntax=json_syntax, warn=warnings.append)
-    except ConfigError as exc:
+    except InvalidConfig as exc:  # every problem, each at its line
+        return [
+            {"line": line, "message": f"{name} line {line}: {what}" if line else f"{name}: {what}"}
+            for line, what in exc.problems
+        ], []
+    except ConfigError as exc:  # not YAML, or not a mapping: one problem
         line = exc.one_line()
         found = _LINE.search(line)
         return [{"line": int(found[1]) if found else None, "message": line}], []

@@ -110,6 +110,27 @@ def test_an_edit_is_checked_shown_as_a_diff_saved_and_rolled_back(tmp_path: Path
     )
 
 
+def test_each_problem_is_given_at_its_line(tmp_path: Path) -> None:
+    app, config = editor_app(tmp_path)
+    editor = Editor(app.test_client())
+    opened = editor.opened()
+    data = yaml.safe_load(opened["text"])
+    data["debate"]["rounds"] = 99
+    data["security"]["sandbx"] = "host"  # a misspelt key
+    bad = yaml.safe_dump(data)
+    lines = bad.splitlines()
+    checked = editor.post("check", {"text": bad}).get_json()
+    found = {p["line"]: p["message"] for p in checked["problems"]}
+    assert len(checked["problems"]) == 2
+    assert "debate.rounds" in found[lines.index("  rounds: 99") + 1]
+    unknown = found[lines.index("  sandbx: host") + 1]
+    assert "security.sandbx: unknown key" in unknown and "sandbox" in unknown  # the suggestion
+    not_yaml = editor.post("check", {"text": "agents: [\n"}).get_json()
+    assert not_yaml["ok"] is False and "invalid YAML" in not_yaml["problems"][0]["message"]
+    assert editor.post("save", {"text": bad, "base": opened["version"]}).status_code == 400
+    assert config.read_text() == opened["text"]
+
+
 def test_the_last_ten_versions_are_kept(tmp_path: Path) -> None:
     app, _config = editor_app(tmp_path)
     editor = Editor(app.test_client())
