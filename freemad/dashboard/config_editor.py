@@ -115,14 +115,14 @@ class ConfigEditor:
         body = _body(("config", "text"))
         _, config = self._chosen(body)
         text = _text(body)
-        problems, warnings = problems_of(text, config.path.name, _json(config.path))
+        problems, warnings = problems_of(text, config.given.name, _json(config.path))
         if problems:
             return _invalid(problems, 200)
         saved, version = _read(config)
         return jsonify(
             {
                 "ok": True,
-                "diff": diff_of(saved, text, config.path.name),
+                "diff": diff_of(saved, text, config.given.name),
                 "version": version,
                 "warnings": warnings,
             }
@@ -156,7 +156,7 @@ class ConfigEditor:
     def _write(
         self, name: str, config: ConfigFile, text: str, base: str, done: str
     ) -> tuple[Response, int]:
-        problems, _ = problems_of(text, config.path.name, _json(config.path))
+        problems, _ = problems_of(text, config.given.name, _json(config.path))
         if problems:  # an edit that does not validate is never saved
             return _invalid(problems, 400)
         try:
@@ -212,14 +212,16 @@ def _read(config: ConfigFile) -> tuple[str, str]:
     try:
         return config.read()
     except (OSError, UnicodeDecodeError) as exc:
-        raise Problem(503, f"{config.path.name} cannot be read: {reason(exc)}") from None
+        raise Problem(503, f"{config.given.name} cannot be read: {reason(exc)}") from None
 
 
 def _kept(config: ConfigFile) -> list[Any]:
     try:
         return config.kept()
     except OSError as exc:
-        raise Problem(503, f"{config.path.name}'s versions cannot be read: {reason(exc)}") from None
+        raise Problem(
+            503, f"{config.given.name}'s versions cannot be read: {reason(exc)}"
+        ) from None
 
 
 def _json(path: Path) -> bool:

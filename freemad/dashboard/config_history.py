@@ -47,12 +47,23 @@ class Kept:
 
 
 class ConfigFile:
-    """The config at `path`; its history in `.<file name>.history/` beside it."""
+    """The config at `path`; its history in `.<file name>.history/` beside it. A symbolic link
+    is followed, so a save replaces the file it points to and the link stays."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.history = self.path.parent / f".{self.path.name}.history"
-        self._lock = self.path.parent / f".{self.path.name}.lock"
+        self.given = Path(path)
+
+    @property
+    def path(self) -> Path:
+        return self.given.resolve()  # where a link points now
+
+    @property
+    def history(self) -> Path:
+        return self.path.parent / f".{self.path.name}.history"
+
+    @property
+    def _lock(self) -> Path:
+        return self.path.parent / f".{self.path.name}.lock"
 
     def read(self) -> tuple[str, str]:
         """The file's text and its version."""

@@ -131,6 +131,19 @@ def test_each_problem_is_given_at_its_line(tmp_path: Path) -> None:
     assert config.read_text() == opened["text"]
 
 
+def test_a_linked_config_is_saved_where_the_link_points(tmp_path: Path) -> None:
+    app, config = editor_app(tmp_path)
+    real = tmp_path / "real" / "freemad.yaml"
+    real.parent.mkdir()
+    config.rename(real)
+    config.symlink_to(real)
+    editor = Editor(app.test_client())
+    opened = editor.opened()
+    saved = editor.post("save", {"text": with_rounds(opened["text"], 1), "base": opened["version"]})
+    assert saved.status_code == 200
+    assert config.is_symlink() and real.read_text() == with_rounds(opened["text"], 1)
+
+
 def test_the_last_ten_versions_are_kept(tmp_path: Path) -> None:
     app, _config = editor_app(tmp_path)
     editor = Editor(app.test_client())
