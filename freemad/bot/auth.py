@@ -194,13 +194,21 @@ class InstallationForge(PyGithubForge):
         """The installation's token now (a fresh one shortly before the last expires)."""
         return self._tokens.token_for(self._installation)
 
-    def _call(self, method: str, path: str, action: Callable[[], T], *, idempotent: bool) -> T:
+    def _call(
+        self,
+        method: str,
+        path: str,
+        action: Callable[[], T],
+        *,
+        idempotent: bool,
+        recover: Callable[[], T | None] | None = None,
+    ) -> T:
         token = self._tokens.token_for(self._installation)
         if token != self._token:
             self.close()
             PyGithubForge.__init__(self, token, base_url=self.base_url, **self._options)
             self._token = token
-        return super()._call(method, path, action, idempotent=idempotent)
+        return super()._call(method, path, action, idempotent=idempotent, recover=recover)
 
 
 def forge_for(

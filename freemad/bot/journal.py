@@ -19,6 +19,7 @@ from freemad.errors import FreemadError
 from freemad.github.forge import (
     Forge,
     IssueDetails,
+    ListedComment,
     PostedComment,
     PostedReview,
     PullFile,
@@ -81,6 +82,9 @@ class JournalForge:
     def edit_comment(self, repo: str, comment_id: int, body: str) -> PostedComment:
         self._write("edit")
         return self.inner.edit_comment(repo, comment_id, body)
+
+    def list_comments(self, repo: str, number: int) -> list[ListedComment]:
+        return self.inner.list_comments(repo, number)
 
     def react(self, repo: str, comment_id: int, content: str) -> None:
         self._write("react")

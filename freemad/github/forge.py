@@ -42,6 +42,18 @@ class PostedComment:
 
 
 @dataclass(frozen=True)
+class ListedComment:
+    """A comment (or a review) as GitHub lists it: enough to find a hidden marker in it
+    (`freemad.github.markers`), and whose it is."""
+
+    id: int
+    html_url: str
+    body: str
+    author: str  # the login; "" for a deleted account
+    author_type: str = "User"  # "Bot" for a GitHub App's account, github-actions[bot] among them
+
+
+@dataclass(frozen=True)
 class PullRequestRef:
     number: int
     html_url: str
@@ -100,6 +112,10 @@ class Forge(Protocol):
     def comment(self, repo: str, number: int, body: str) -> PostedComment: ...
 
     def edit_comment(self, repo: str, comment_id: int, body: str) -> PostedComment: ...
+
+    def list_comments(self, repo: str, number: int) -> list[ListedComment]:
+        """Every comment of an issue or a pull request's conversation, oldest first."""
+        ...
 
     def react(self, repo: str, comment_id: int, content: str) -> None:
         """`content` is one of `REACTIONS`; "eyes" is the 👀 that acknowledges a command."""
@@ -206,6 +222,7 @@ class RecordingForge:
     pages: dict[str, str] = field(default_factory=dict)  # repo -> its Pages site's address
     # Whether a dispatch names the run it started (github.com), or not (GHES, older GitHub).
     dispatch_run_details: bool = True
+    author: str = "github-actions[bot]"  # who the comments it keeps were posted by
     _failures: dict[str, list[Exception]] = field(default_factory=dict)
     _next_id: int = 1000
 
@@ -243,6 +260,15 @@ class RecordingForge:
         comment_id = self._new_id()
         self.comments[comment_id] = (repo, number, body)
         return self._comment_ref(comment_id)
+
+    def list_comments(self, repo: str, number: int) -> list[ListedComment]:
+        self._record("list_comments", repo=repo, number=number)
+        kind = "Bot" if self.author.endswith("[bot]") else "User"
+        return [
+            ListedComment(cid, self._comment_ref(cid).html_url, body, self.author, kind)
+            for cid, (where, on, body) in sorted(self.comments.items())
+            if (where, on) == (repo, number)
+        ]
 
     def edit_comment(self, repo: str, comment_id: int, body: str) -> PostedComment:
         self._record("edit_comment", repo=repo, comment_id=comment_id, body=body)

@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import logging
 import math
-import random
 import re
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timezone
-from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
 import github
@@ -29,10 +26,12 @@ from github.GithubException import GithubException
 from github.IssueComment import IssueComment
 from github.Repository import Repository
 
-from freemad.github import pygithub_reviews
+from freemad.github import pygithub_creates, pygithub_reviews
+from freemad.github.body_limit import fit_body
 from freemad.github.forge import (
     ForgeError,
     IssueDetails,
+    ListedComment,
     PostedComment,
     PostedReview,
     PullFile,
@@ -40,6 +39,7 @@ from freemad.github.forge import (
     PullRequestRef,
 )
 from freemad.github.pulls import ACTIONS_MAY_NOT_CREATE, SETTING
+from freemad.github.retry_policy import MAX_RATE_LIMIT_WAIT, github_message, retry_delay
 from freemad.redact import RedactingFilter, Redactor
 
 log = logging.getLogger("freemad.github")
@@ -49,10 +49,6 @@ T = TypeVar("T")
 API_VERSION = "2022-11-28"
 USER_AGENT = "freemad"
 MEDIA_TYPE = "application/vnd.github+json"  # what GitHub's REST API documents for every answer
-MAX_RATE_LIMIT_WAIT = 15 * 60.0
-SECONDARY_RATE_LIMIT_WAIT = 60.0
-BACKOFF_BASE = 1.0
-BACKOFF_CAP = 30.0
 KNOWN_ROLES = frozenset({"admin", "maintain", "write", "triage", "read", "none"})
 # Every logger that sees a request on its way to GitHub; a logger's filter only applies to
 # records created by that very logger, so each one is named rather than a parent.
@@ -118,78 +114,17 @@ def _one_line(text: str) -> str:
     return MASK.redactor.text(" ".join(text.split()))
 
 
-def github_message(data: Any) -> str:
-    """GitHub's own words from an error body: `message`, then each entry of `errors`."""
-    if not isinstance(data, dict):
-        return str(data or "no message")[:200]
-    message = str(data.get("message") or "no message")  # a 502's HTML page has none
-    details = []
-    for entry in data.get("errors") or []:
-        if isinstance(entry, dict):
-            text = entry.get("message") or " ".join(
-                str(entry[k]) for k in ("resource", "field", "code") if entry.get(k)
-            )
-            details.append(str(text))
-        else:
-            details.append(str(entry))
-    return f"{message} ({'; '.join(details)})" if details else message
-
-
-def _retry_after(value: str, now: float) -> float:
-    if value.strip().isdigit():
-        return float(value.strip())
-    try:  # GitHub sends seconds, but HTTP also allows a date
-        return max(0.0, parsedate_to_datetime(value).timestamp() - now)
-    except (TypeError, ValueError):
-        return SECONDARY_RATE_LIMIT_WAIT
-
-
-def retry_delay(
-    status: int | None,
-    headers: Mapping[str, str],
-    message: str,
-    attempt: int,
-    *,
-    now: float,
-    max_wait: float,
-    where: str,
-) -> float | None:
-    """Seconds to wait before retrying a failed request, or None when it must not be retried.
-
-    `status` None is a connection error. `attempt` counts from 0. Raises `ForgeError` when a rate
-    limit asks for a wait longer than `max_wait`.
-    """
-    lower = {k.lower(): str(v) for k, v in headers.items()}
-    limited = status in (403, 429)
-    reset = lower.get("x-ratelimit-reset", "")
-    if status is not None and "retry-after" in lower and (limited or status >= 500):
-        wait = _retry_after(lower["retry-after"], now)  # exactly as asked: no jitter
-    elif status is None or status >= 500:
-        base = min(BACKOFF_CAP, BACKOFF_BASE * 2.0**attempt)
-        return base / 2 + random.uniform(0, base / 2)  # noqa: S311 - jitter, not a secret
-    elif not limited:
-        return None
-    elif lower.get("x-ratelimit-remaining") == "0" and reset.isdigit():
-        wait = max(0.0, int(reset) - now) + 1  # the reset lands somewhere within that second
-    elif status == 429 or "rate limit" in message.lower():
-        wait = SECONDARY_RATE_LIMIT_WAIT
-    else:
-        return None  # a plain 403: forbidden, and asking again will not change that
-    if wait > max_wait:
-        # The reset itself when GitHub gave one (the wait adds a second of margin to it).
-        resets = int(reset) if limited and reset.isdigit() else now + wait
-        try:
-            at = datetime.fromtimestamp(resets, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-        except (OverflowError, OSError, ValueError):  # a reset no calendar holds
-            at = "an unreadable time"
-        what = "rate limit exhausted" if limited else "unavailable"
-        raise ForgeError(
-            f"GitHub {what} ({status} to {where}): it resets at {at}, in {wait / 60:.0f} min, "
-            f"longer than the {max_wait / 60:.0f} min FREE-MAD waits",
-            status=status,
-            hint="try again after the reset, or use a token with a higher limit",
-        )
-    return wait
+def _recovered(recover: Callable[[], T | None], where: str, failure: ForgeError) -> T | None:
+    """What `recover` finds of a failed create; when it cannot look, the create's own failure,
+    since sending it again might make it twice."""
+    try:
+        found = recover()
+    except ForgeError as exc:
+        failure.hint = f"not sent again: what it made could not be looked for ({exc.one_line()})"
+        raise failure from exc
+    if found is not None:
+        log.warning("GitHub: %s failed, but had been done: using what it made", where)
+    return found
 
 
 class PyGithubForge:
@@ -245,7 +180,18 @@ class PyGithubForge:
         url = f"{self._repo(repo).url}/issues/comments/{comment_id}"
         return IssueComment(self._gh.requester, url=url)
 
-    def _call(self, method: str, path: str, action: Callable[[], T], *, idempotent: bool) -> T:
+    def _call(
+        self,
+        method: str,
+        path: str,
+        action: Callable[[], T],
+        *,
+        idempotent: bool,
+        recover: Callable[[], T | None] | None = None,
+    ) -> T:
+        """`action`, retried as `retry_delay` says. `recover` (a create whose body carries a
+        hidden key) finds what a failed create made after all: called before each retry that
+        follows a 5xx or a lost answer, what it finds is the result, and nothing is sent again."""
         where = f"{method} {path}"
         attempt = 0
         while True:
@@ -270,8 +216,10 @@ class PyGithubForge:
                     method=method,
                     path=path,
                 )
-                # A read timeout may mean the write happened: only safe requests are repeated.
-                if not idempotent and not isinstance(exc, requests.ConnectionError):
+                # A read timeout may mean the write happened: only safe requests are repeated,
+                # and creates that can find what they made (`recover`).
+                lost = not isinstance(exc, requests.ConnectionError)
+                if lost and not idempotent and recover is None:
                     raise failure from exc
             try:
                 delay = retry_delay(
@@ -288,6 +236,10 @@ class PyGithubForge:
                 raise limit from cause
             if delay is None:
                 raise failure from cause
+            if recover is not None and (status is None or status >= 500):
+                found = _recovered(recover, where, failure)
+                if found is not None:
+                    return found
             if attempt >= self.retries:
                 failure.hint = f"gave up after {attempt + 1} attempts"
                 raise failure from cause
@@ -323,21 +275,17 @@ class PyGithubForge:
         return str(value) if value is not None else None
 
     def comment(self, repo: str, number: int, body: str) -> PostedComment:
-        path = f"/repos/{repo}/issues/{number}/comments"
-        posted = self._call(
-            "POST",
-            path,
-            lambda: self._repo(repo).get_issue(number).create_comment(body),
-            idempotent=False,
-        )
-        return PostedComment(posted.id, posted.html_url)
+        return pygithub_creates.comment(self, repo, number, body)
+
+    def list_comments(self, repo: str, number: int) -> list[ListedComment]:
+        return pygithub_creates.list_comments(self, repo, number)
 
     def edit_comment(self, repo: str, comment_id: int, body: str) -> PostedComment:
         path = f"/repos/{repo}/issues/comments/{comment_id}"
 
         def edit() -> IssueComment:
             comment = self._comment(repo, comment_id)
-            comment.edit(body)
+            comment.edit(fit_body(body))
             return comment
 
         edited = self._call("PATCH", path, edit, idempotent=True)
@@ -365,23 +313,16 @@ class PyGithubForge:
     def open_pull_request(
         self, repo: str, *, head: str, base: str, title: str, body: str, draft: bool
     ) -> PullRequestRef:
-        path = f"/repos/{repo}/pulls"
-        pull = self._call(
-            "POST",
-            path,
-            lambda: self._repo(repo).create_pull(
-                base=base, head=head, title=title, body=body, draft=draft
-            ),
-            idempotent=True,  # a repeat is refused with 422 "already exists", never duplicated
+        return pygithub_creates.open_pull_request(
+            self, repo, head=head, base=base, title=title, body=body, draft=draft
         )
-        return PullRequestRef(pull.number, pull.html_url)
 
     def edit_pull_request(self, repo: str, number: int, *, body: str) -> None:
         path = f"/repos/{repo}/pulls/{number}"
         self._call(
             "PATCH",
             path,
-            lambda: self._repo(repo).get_pull(number).edit(body=body),
+            lambda: self._repo(repo).get_pull(number).edit(body=fit_body(body)),
             idempotent=True,
         )
 

@@ -20,6 +20,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from freemad.github import standin_shapes as shapes
 from freemad.github.forge import REACTIONS
+from freemad.github.standin_comments import CommentEndpoints, public, too_long
 from freemad.github.standin_replies import (
     NOT_FOUND,
     Reply,
@@ -61,14 +62,10 @@ class _Fault:
     times: int
     method: str | None
     path: str | None
+    done: bool = False  # the request is carried out, and then answered with `status`
 
 
-def _public(item: dict[str, Any]) -> dict[str, Any]:
-    """The JSON GitHub would send: the stand-in's own bookkeeping keys left out."""
-    return {k: v for k, v in item.items() if k not in ("repo", "comment_id")}
-
-
-class StandIn(ReviewEndpoints):
+class StandIn(CommentEndpoints, ReviewEndpoints):
     """The stand-in server. `prefix` ("/api/v3") mimics GitHub Enterprise Server's base path."""
 
     def __init__(
@@ -145,13 +142,16 @@ class StandIn(ReviewEndpoints):
         body: Any = None,
         method: str | None = None,
         path: str | None = None,
+        done: bool = False,
     ) -> None:
-        """Answer the next `times` requests (matching `method`/`path` if given) with `status`."""
+        """Answer the next `times` requests (matching `method`/`path` if given) with `status`;
+        with `done`, after carrying each out, as GitHub sometimes creates a comment and still
+        answers 502."""
         framing = ("content-length", "connection", "transfer-encoding")  # the server's own
         headers = {k: str(v) for k, v in (headers or {}).items() if k.lower() not in framing}
         reply = body if body is not None else default_error_body(status, headers)
         with self._lock:
-            self._faults.append(_Fault(status, headers, reply, times, method, path))
+            self._faults.append(_Fault(status, headers, reply, times, method, path, done))
 
     def calls_to(self, method: str, path: str) -> list[StandInCall]:
         return [c for c in self.calls if c.method == method and c.path == path]
@@ -254,37 +254,7 @@ class StandIn(ReviewEndpoints):
 
     def _issue(self, method: str, repo: str, number: str, body: Any, query: Query) -> Reply:
         issue = self.issues.get((repo, int(number)))
-        return NOT_FOUND if issue is None else (200, _public(issue))
-
-    def add_comment(self, repo: str, number: int, body: str, comment_id: int) -> None:
-        """Seed a comment someone else wrote (the one a webhook payload is about)."""
-        comment = shapes.comment(
-            self.site, repo, number, comment_id, body=body, author="octocat", association="MEMBER"
-        )
-        self.comments[comment_id] = {**comment, "repo": repo}
-
-    def _post_comment(self, method: str, repo: str, number: str, body: Any, query: Query) -> Reply:
-        text = body.get("body") if isinstance(body, dict) else None
-        if not self._exists(repo, int(number)):
-            return NOT_FOUND  # GitHub: 404 for an issue or pull request that does not exist
-        if not isinstance(text, str):
-            return invalid("IssueComment", "missing_field", "body")
-        cid = next(self._ids)
-        comment = shapes.comment(
-            self.site, repo, int(number), cid, body=text, author=self.login, association="NONE"
-        )
-        self.comments[cid] = {**comment, "repo": repo}
-        return 201, comment
-
-    def _comment(self, method: str, repo: str, cid: str, body: Any, query: Query) -> Reply:
-        comment = self.comments.get(int(cid))
-        if comment is None or comment["repo"] != repo:
-            return NOT_FOUND
-        if method == "PATCH":
-            if not isinstance(body, dict) or not isinstance(body.get("body"), str):
-                return invalid("IssueComment", "missing_field", "body")
-            comment.update(body=body["body"], updated_at=shapes.now())
-        return 200, _public(comment)
+        return NOT_FOUND if issue is None else (200, public(issue))
 
     def _react(self, method: str, repo: str, cid: str, body: Any, query: Query) -> Reply:
         """A reaction on an issue comment (kept in `reactions`, with its comment's address)."""
@@ -303,7 +273,7 @@ class StandIn(ReviewEndpoints):
             return NOT_FOUND
         for reaction in kept:
             if reaction["content"] == content and all(reaction[k] == v for k, v in key.items()):
-                return 200, _public(reaction)
+                return 200, public(reaction)
         reaction = shapes.reaction(self.site, next(self._ids), content=content, author=self.login)
         kept.append({**reaction, **key})
         return 201, reaction
@@ -315,7 +285,7 @@ class StandIn(ReviewEndpoints):
         for (where, _number), pull in sorted(self.pulls.items()):
             have = (where, pull["state"], pull["head"]["label"], pull["base"]["ref"])
             if all(want in (None, value) for want, value in zip(wanted, have, strict=True)):
-                found.append(_public(pull))
+                found.append(public(pull))
         return 200, found
 
     def _open_pull(self, method: str, repo: str, _: str, body: Any, query: Query) -> Reply:
@@ -323,6 +293,9 @@ class StandIn(ReviewEndpoints):
         for name in ("head", "base", "title"):
             if not isinstance(data.get(name), str):
                 return invalid("PullRequest", "missing_field", name)
+        refused = too_long("PullRequest", data.get("body"))
+        if refused is not None:
+            return refused
         if not self.actions_may_open_pulls:
             return 403, {
                 **error_body("GitHub Actions is not permitted to create or approve pull requests."),
@@ -358,9 +331,12 @@ class StandIn(ReviewEndpoints):
         if pull is None:
             return NOT_FOUND
         if method == "PATCH" and isinstance(body, dict):
+            refused = too_long("PullRequest", body.get("body"))
+            if refused is not None:
+                return refused
             pull.update({k: body[k] for k in ("title", "body", "state") if k in body})
             pull["updated_at"] = shapes.now()
-        return 200, _public(pull)
+        return 200, public(pull)
 
     def _pages(self, method: str, repo: str, _: str, body: Any, query: Query) -> Reply:
         url = self.pages.get(repo)
@@ -404,6 +380,7 @@ class StandIn(ReviewEndpoints):
         ("GET", r"", "_get_repo"),
         ("GET", r"/collaborators/([^/]+)/permission", "_permission"),
         ("POST", r"/issues/(\d+)/comments", "_post_comment"),
+        ("GET", r"/issues/(\d+)/comments", "_list_comments"),
         ("GET PATCH", r"/issues/comments/(\d+)", "_comment"),
         ("POST", r"/issues/comments/(\d+)/reactions", "_react"),
         ("POST", r"/pulls/comments/(\d+)/reactions", "_react_review"),
@@ -412,6 +389,7 @@ class StandIn(ReviewEndpoints):
         ("GET PATCH", r"/pulls/(\d+)", "_pull"),
         ("GET", r"/pulls/(\d+)/files", "_pull_files"),
         ("POST", r"/pulls/(\d+)/reviews", "_post_review"),
+        ("GET", r"/pulls/(\d+)/reviews", "_list_reviews"),
         ("GET", r"/issues/(\d+)", "_issue"),
         ("POST", r"/actions/workflows/([^/]+)/dispatches", "_dispatch"),
         ("GET", r"/pages", "_pages"),
@@ -452,6 +430,9 @@ class StandIn(ReviewEndpoints):
                 path = path[len(self.prefix) :]
                 fault = self._take_fault(method, path)
                 if fault is not None:
+                    if fault.done and not refused and not isinstance(body, str):
+                        self.route(method, path, query, body)  # done, whatever it answers
+                        self.reply_headers = {}
                     status, reply, extra = fault.status, fault.body, fault.headers
                 elif refused:
                     status, reply = 401, error_body("Bad credentials")

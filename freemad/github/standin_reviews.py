@@ -13,6 +13,7 @@ from unidiff.errors import UnidiffParseError
 
 from freemad.core.review_diff import Diff, DiffError, parse_diff
 from freemad.github import standin_shapes as shapes
+from freemad.github.standin_comments import TOO_LONG, paged, too_long
 from freemad.github.standin_replies import DOCS, NOT_FOUND, Reply, error_body
 
 EVENTS = ("APPROVE", "REQUEST_CHANGES", "COMMENT")
@@ -108,9 +109,14 @@ class ReviewEndpoints:
         if pull is None:
             return NOT_FOUND
         data = body if isinstance(body, dict) else {}
+        comments = [c for c in data.get("comments") or [] if isinstance(c, dict)]
         event = data.get("event")
         if event is not None and event not in EVENTS:
             return _unprocessable(f"Unknown review event {event!r}")
+        if too_long("PullRequestReview", data.get("body")) is not None:
+            return _unprocessable(TOO_LONG)
+        if any(too_long("PullRequestReviewComment", c.get("body")) for c in comments):
+            return _unprocessable(TOO_LONG)
         if event in ("COMMENT", "REQUEST_CHANGES") and not data.get("body"):
             return _unprocessable(f"Review body is required for {event}")  # GitHub's rule
         if event == "APPROVE" and pull["user"]["login"] == self.login:
@@ -140,6 +146,18 @@ class ReviewEndpoints:
         )
         self.reviews.append({**review, "repo": repo, "comments": list(data.get("comments") or [])})
         return 200, review
+
+    def _list_reviews(self, method: str, repo: str, number: str, body: Any, query: Query) -> Reply:
+        """GET .../pulls/N/reviews: oldest first, paged."""
+        if (repo, int(number)) not in self.pulls:
+            return NOT_FOUND
+        url = f"{self.site.api}/repos/{repo}/pulls/{number}"
+        found = [
+            {k: v for k, v in r.items() if k not in ("repo", "comments")}
+            for r in self.reviews
+            if r["repo"] == repo and r["pull_request_url"] == url
+        ]
+        return 200, paged(found, query, f"{url}/reviews", self.reply_headers)
 
 
 __all__ = ["EVENTS", "ReviewEndpoints", "error_body"]

@@ -11,6 +11,7 @@ import pytest
 
 from freemad.bot.auth import PlainToken
 from freemad.bot.executors import ActionsExecutor
+from freemad.github.markers import without_key
 from tests.bot.conftest import LABELED, Env, delivery
 from tests.github.payloads import REPO, issue_comment, labeled_issue, review_comment
 
@@ -176,7 +177,7 @@ def test_the_bot_acknowledges_with_the_run_github_started(env: Env, prefix: str)
         executor.submit(LABELED)
 
         [dispatch] = api.dispatches
-        [comment] = [c["body"] for c in api.comments.values()]
+        [comment] = [without_key(c["body"]) for c in api.comments.values()]
         run_page = f"{api.origin}/{REPO}/actions/runs/{dispatch['run_id']}"
         if prefix:
             assert comment.startswith("FREE-MAD dispatched `debate` to GitHub Actions")

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from freemad.github.forge import ForgeError, PostedComment, PullRequestRef
+from freemad.github.markers import key_marker, key_of
 from freemad.github.pygithub_forge import PyGithubForge
 from freemad.github.standin import StandIn
 from tests.conftest import FIXTURES
@@ -96,8 +97,10 @@ def test_comment_posts_the_body_and_returns_id_and_url(api, forge) -> None:
     posted = forge.comment(REPO, 7, "**FREE-MAD** is on it")
     assert isinstance(posted, PostedComment)
     assert seen(api) == [("POST", f"{R}/issues/7/comments", 201)]
-    assert api.calls[0].body == {"body": "**FREE-MAD** is on it"}
-    assert api.comments[posted.id]["body"] == "**FREE-MAD** is on it"
+    # The text, then the hidden key a retry finds the comment by (test_creates.py).
+    sent = api.calls[0].body["body"]
+    assert sent == f"**FREE-MAD** is on it\n\n{key_marker(str(key_of(sent)))}"
+    assert api.comments[posted.id]["body"] == sent
     assert posted.html_url.endswith(f"/{REPO}/issues/7#issuecomment-{posted.id}")
 
 
@@ -152,7 +155,12 @@ def test_open_pull_request_sends_every_field(api, forge) -> None:
     ref = forge.open_pull_request(REPO, **{**PR, "draft": True})
     assert isinstance(ref, PullRequestRef)
     assert seen(api) == [("POST", f"{R}/pulls", 201)]
-    assert api.calls[0].body == {**PR, "draft": True}
+    sent = api.calls[0].body
+    assert sent == {
+        **PR,
+        "draft": True,
+        "body": f"{PR['body']}\n\n{key_marker(str(key_of(sent['body'])))}",
+    }
     assert ref.html_url.endswith(f"/{REPO}/pull/{ref.number}")
 
 
@@ -289,9 +297,10 @@ def test_a_base_url_with_a_path_prefix_is_used_for_every_request(sleeps) -> None
 
 
 def test_two_502s_then_success(api, forge, sleeps) -> None:
-    api.fail_next(502, times=2)
+    api.fail_next(502, times=2, method="POST")
     posted = forge.comment(REPO, 4, "after a hiccup")
-    assert [c.status for c in api.calls] == [502, 502, 201]
+    # Before each retry, the comments are listed for the key: GitHub had not made it.
+    assert [c.status for c in api.calls] == [502, 200, 502, 200, 201]
     assert list(api.comments) == [posted.id]
     first, second = sleeps  # exponential steps of 1 s and 2 s, jittered within their upper half
     assert 0.5 <= first <= 1.0 <= second <= 2.0

@@ -152,6 +152,8 @@ SAMPLES = {
     "_pages": ("GET", "/pages"),
     "_pull_files": ("GET", "/pulls/1/files"),
     "_post_review": ("POST", "/pulls/1/reviews"),
+    "_list_comments": ("GET", "/issues/1/comments"),
+    "_list_reviews": ("GET", "/pulls/1/reviews"),
 }
 
 
