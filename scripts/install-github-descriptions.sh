@@ -4,7 +4,9 @@
 # request body and responses) and @octokit/openapi-webhooks (every webhook payload's JSON Schema).
 # Tests find them in .cache/octokit; without npm they are skipped, saying so. Only the
 # descriptions the tests read are kept: api.github.com and the newest GHES, unresolved ($ref)
-# form; the dereferenced and GHEC copies (about 350 MB) are deleted after install.
+# form; the dereferenced and GHEC copies (about 350 MB) are deleted after install. With them,
+# @actions/expressions: GitHub's own evaluator of workflow expressions, which the tests run the
+# workflows' `if:` conditions through (scripts/evaluate-expression.mjs).
 #
 # Usage: scripts/install-github-descriptions.sh [PREFIX]     (default: <repo>/.cache/octokit)
 # FREEMAD_OCTOKIT_PACKAGES (space-separated npm specs) overrides the pinned versions.
@@ -21,7 +23,7 @@ script="${BASH_SOURCE[0]}"
 [[ "$script" == */* ]] || script="./$script"
 repo="$(cd "${script%/*}/.." && pwd)"
 prefix="${1:-$repo/.cache/octokit}"
-packages="${FREEMAD_OCTOKIT_PACKAGES:-@octokit/openapi@23.0.2 @octokit/openapi-webhooks@12.1.0}"
+packages="${FREEMAD_OCTOKIT_PACKAGES:-@octokit/openapi@23.0.2 @octokit/openapi-webhooks@12.1.0 @actions/expressions@0.3.61}"
 stamp="$prefix/.installed"
 
 mkdir -p "$prefix"

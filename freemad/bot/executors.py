@@ -220,16 +220,15 @@ class ActionsExecutor:
         self, forge: Forge, plan: Dispatch, bots: tuple[str, ...], me: str | None
     ) -> str | None:
         from freemad.core.permissions import Actor, may_act
-        from freemad.github.comments import render_reply
+        from freemad.github.refusals import refuse_once
 
         permission = forge.permission(plan.repo, plan.login)
         actor = Actor(plan.login, plan.login_type)
         decision = may_act(actor, permission, plan.verb, allowed_bots=bots, self_login=me)  # type: ignore[arg-type]  # one of PERMISSIONS, or None
         if decision.allowed:
             return None
-        if decision.reason:
-            reply = render_reply("refused", login=plan.login, reason=decision.reason)
-            forge.comment(plan.repo, plan.number, reply)
+        if decision.reason:  # once per person and thread, as the router refuses
+            refuse_once(forge, plan.repo, plan.number, plan.login, decision.reason, self_login=me)
         return decision.detail or decision.reason or "not allowed"
 
     def _forge(self, installation_id: int | None) -> Forge:

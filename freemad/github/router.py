@@ -30,6 +30,7 @@ from freemad.github.events import (
 )
 from freemad.github.evolve_pr import PullRequestInfo
 from freemad.github.forge import Forge, ForgeError
+from freemad.github.refusals import refuse_once
 from freemad.github.routing import CommentEvent, Routed, label_mode, route
 from freemad.github.thread import Clients, Outcome, Settings, Thread
 from freemad.github.verbs import VERBS, verb_of
@@ -166,8 +167,18 @@ class Router:
             return None
         if not decision.reason:
             return Outcome("ignored", decision.detail or "not acted on")
-        thread.reply("refused", login=user.login, reason=decision.reason)
-        return Outcome("refused", decision.detail or decision.reason)
+        detail = decision.detail or decision.reason
+        posted = refuse_once(
+            self.forge,
+            thread.repo,
+            thread.number,
+            user.login,
+            decision.reason,
+            self_login=self._self,
+        )
+        if posted is None:  # told once on this thread already: not again
+            return Outcome("refused", f"{detail} (told already on this thread)")
+        return Outcome("refused", detail)
 
     def _mark_seen(self, event: CommentEvent, thread: Thread) -> None:
         """👀 on the command's comment; a comment on a pull request's diff has reactions of its

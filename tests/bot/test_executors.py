@@ -111,6 +111,24 @@ def test_someone_without_write_access_is_refused_and_nothing_is_dispatched(
     assert env.deliveries.status("d-m") == "ignored"
 
 
+def test_a_stranger_is_refused_once_per_issue_by_the_bot(
+    env: Env, actions: ActionsExecutor
+) -> None:
+    """The bot's per-person limit is the Action's: one refusal per person and thread."""
+    for n in range(3):
+        text = f"/freemad code attempt {n}"
+        job = delivery(f"d-s{n}", "issue_comment", issue_comment(text, author="mallory"))
+        env.deliveries.record(job)
+        actions.submit(job)
+        assert env.deliveries.status(f"d-s{n}") == "ignored"
+    eve = delivery("d-eve", "issue_comment", issue_comment("/freemad code", author="eve"))
+    env.deliveries.record(eve)
+    actions.submit(eve)
+    said = [c.args["body"].split(" ")[0] for c in env.forge.calls_to("comment")]
+    assert said == ["@mallory", "@eve"]
+    assert env.forge.dispatches == []
+
+
 def test_an_ordinary_comment_costs_no_request(env: Env, actions: ActionsExecutor) -> None:
     job = delivery("d-o", "issue_comment", issue_comment("thanks, looks good"))
     env.deliveries.record(job)
