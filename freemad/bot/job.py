@@ -77,6 +77,15 @@ def run_delivery(settings: BotSettings, delivery: Delivery, forge: Forge, claim:
         return outcome
 
 
+def _run_for(settings: BotSettings) -> Run:
+    """What a job does with a delivery: work it here, or (the actions executor) dispatch it."""
+    if settings.executor == "actions":
+        from freemad.bot.dispatch import dispatch_delivery
+
+        return dispatch_delivery
+    return run_delivery
+
+
 def _token(settings: BotSettings, delivery: Delivery, forge: Forge) -> str:
     """The token git pushes the state branch with: the job's own (the installation's)."""
     own = getattr(forge, "token", None)
@@ -114,7 +123,7 @@ class Job:
         # With the queue in Redis, both are in the same Redis: any host can run any delivery.
         self.deliveries = deliveries or delivery_log(settings)
         self.claims = claims or claims_store(settings)
-        self.run: Run = run or run_delivery
+        self.run: Run = run or _run_for(settings)
         self.forge_factory: ForgeFactory = forge_factory or _forge
         self.backoff = backoff or Backoff()
 

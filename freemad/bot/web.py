@@ -154,10 +154,10 @@ class _Edge:
     def _enqueue(self, delivery: Delivery) -> tuple[Response, int]:
         delivery_id = delivery.delivery_id
         where = {"delivery_id": delivery_id, "event": delivery.event}
-        # Only local SQLite writes queue on the gate: an executor that calls GitHub (actions)
-        # must not hold up every other acknowledgement while it waits for an answer, and a log
-        # in Redis (with the queue there too) has no local writers to line up. An executor that
-        # does not say its submit is quick is taken to be slow.
+        # Only local SQLite writes queue on the gate: an executor that might wait on something
+        # must not hold up every other acknowledgement meanwhile, and a log in Redis (with the
+        # queue there too) has no local writers to line up. An executor that does not say its
+        # submit is quick is taken to be slow. Both of ours only enqueue.
         local = getattr(self.executor, "quick_submit", False) and self.deliveries.local_file
         try:
             with self.gate.held() if local else contextlib.nullcontext():

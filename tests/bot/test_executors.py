@@ -1,5 +1,5 @@
-"""The executors the web edge hands deliveries to: the local queue, and GitHub Actions (dispatching
-the repository's workflow as it declares it, and linking the run GitHub started)."""
+"""The actions executor's job (run by the worker from the durable queue): it dispatches the
+repository's workflow as the workflow declares it, and links the run GitHub started."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from freemad.bot.auth import PlainToken
-from freemad.bot.executors import ActionsExecutor
+from freemad.bot.dispatch import dispatch_delivery
+from freemad.bot.job import Job
+from freemad.bot.ports import Delivery
 from freemad.github.markers import without_key
 from tests.bot.conftest import LABELED, Env, delivery
 from tests.github.payloads import REPO, issue_comment, labeled_issue, review_comment
@@ -18,19 +19,23 @@ from tests.github.payloads import REPO, issue_comment, labeled_issue, review_com
 # --- the actions executor -------------------------------------------------------------------
 
 
+class Actions:
+    """The actions executor's job over the test environment's delivery log and forge."""
+
+    def __init__(self, env: Env) -> None:
+        self.env, self.job = env, env.job(dispatch_delivery)
+
+    def submit(self, job: Delivery) -> str:
+        """What the worker does with a delivery the web edge recorded: what became of it."""
+        return self.job.handle(job.delivery_id)
+
+
 @pytest.fixture
-def actions(env: Env) -> ActionsExecutor:
-    return ActionsExecutor(
-        PlainToken("t0ken"),
-        env.settings,
-        deliveries=env.deliveries,
-        forge_factory=lambda i: env.forge,
-    )
+def actions(env: Env) -> Actions:
+    return Actions(env)
 
 
-def test_a_label_dispatches_the_workflow_and_links_the_run(
-    env: Env, actions: ActionsExecutor
-) -> None:
+def test_a_label_dispatches_the_workflow_and_links_the_run(env: Env, actions: Actions) -> None:
     env.forge.permissions["alice"] = "write"
     env.deliveries.record(LABELED)
     actions.submit(LABELED)
@@ -49,9 +54,7 @@ def test_a_label_dispatches_the_workflow_and_links_the_run(
     assert env.deliveries.status("d-label") == "done"
 
 
-def test_a_dispatch_that_names_no_run_is_still_acknowledged(
-    env: Env, actions: ActionsExecutor
-) -> None:
+def test_a_dispatch_that_names_no_run_is_still_acknowledged(env: Env, actions: Actions) -> None:
     env.forge.permissions["alice"] = "write"
     env.forge.dispatch_run_details = False  # GitHub Enterprise Server: 204, no run named
     env.deliveries.record(LABELED)
@@ -65,9 +68,7 @@ def test_a_dispatch_that_names_no_run_is_still_acknowledged(
     assert env.deliveries.status("d-label") == "done"
 
 
-def test_a_review_comment_is_dispatched_for_its_pull_request(
-    env: Env, actions: ActionsExecutor
-) -> None:
+def test_a_review_comment_is_dispatched_for_its_pull_request(env: Env, actions: Actions) -> None:
     env.forge.permissions["alice"] = "write"
     job = delivery("d-r", "pull_request_review_comment", review_comment("/freemad plan Cache"))
     env.deliveries.record(job)
@@ -84,7 +85,7 @@ def test_a_review_comment_is_dispatched_for_its_pull_request(
     assert comment.args["number"] == 9 and "`/freemad plan`" in comment.args["body"]
 
 
-def test_a_command_is_dispatched_as_its_text(env: Env, actions: ActionsExecutor) -> None:
+def test_a_command_is_dispatched_as_its_text(env: Env, actions: Actions) -> None:
     env.forge.permissions["alice"] = "write"
     job = delivery("d-c", "issue_comment", issue_comment("/freemad plan add a cache"))
     env.deliveries.record(job)
@@ -100,7 +101,7 @@ def test_a_command_is_dispatched_as_its_text(env: Env, actions: ActionsExecutor)
 
 
 def test_someone_without_write_access_is_refused_and_nothing_is_dispatched(
-    env: Env, actions: ActionsExecutor
+    env: Env, actions: Actions
 ) -> None:
     job = delivery("d-m", "issue_comment", issue_comment("/freemad code", author="mallory"))
     env.deliveries.record(job)
@@ -111,32 +112,13 @@ def test_someone_without_write_access_is_refused_and_nothing_is_dispatched(
     assert env.deliveries.status("d-m") == "ignored"
 
 
-def test_a_stranger_is_refused_once_per_issue_by_the_bot(
-    env: Env, actions: ActionsExecutor
-) -> None:
-    """The bot's per-person limit is the Action's: one refusal per person and thread."""
-    for n in range(3):
-        text = f"/freemad code attempt {n}"
-        job = delivery(f"d-s{n}", "issue_comment", issue_comment(text, author="mallory"))
-        env.deliveries.record(job)
-        actions.submit(job)
-        assert env.deliveries.status(f"d-s{n}") == "ignored"
-    eve = delivery("d-eve", "issue_comment", issue_comment("/freemad code", author="eve"))
-    env.deliveries.record(eve)
-    actions.submit(eve)
-    said = [c.args["body"].split(" ")[0] for c in env.forge.calls_to("comment")]
-    assert said == ["@mallory", "@eve"]
-    assert env.forge.dispatches == []
-
-
-def test_an_ordinary_comment_costs_no_request(env: Env, actions: ActionsExecutor) -> None:
+def test_an_ordinary_comment_costs_no_request(env: Env, actions: Actions) -> None:
     job = delivery("d-o", "issue_comment", issue_comment("thanks, looks good"))
     env.deliveries.record(job)
     actions.submit(job)
 
     assert env.forge.calls == []
     assert env.deliveries.status("d-o") == "ignored"
-    assert actions.depth() is None and actions.heartbeat() is None
 
 
 @pytest.mark.parametrize(
@@ -185,14 +167,15 @@ def test_the_bot_acknowledges_with_the_run_github_started(env: Env, prefix: str)
     with StandIn(prefix=prefix, token=token, permissions={"alice": "write"}) as api:
         api.add_workflow(REPO, WORKFLOW, workflow.read_text())
         api.seed(json.loads(LABELED.body))
-        executor = ActionsExecutor(
-            PlainToken(token),
+        job = Job(
             env.settings,
             deliveries=env.deliveries,
-            forge_factory=lambda i: PyGithubForge(token, base_url=api.base_url, throttle=False),
+            claims=env.claims,
+            run=dispatch_delivery,
+            forge_factory=lambda s, i: PyGithubForge(token, base_url=api.base_url, throttle=False),
         )
         env.deliveries.record(LABELED)
-        executor.submit(LABELED)
+        assert job.handle(LABELED.delivery_id) == "done"
 
         [dispatch] = api.dispatches
         [comment] = [without_key(c["body"]) for c in api.comments.values()]
@@ -205,3 +188,18 @@ def test_the_bot_acknowledges_with_the_run_github_started(env: Env, prefix: str)
                 f"FREE-MAD started `debate` on GitHub Actions: follow it in [its run]({run_page})."
             )
         assert env.deliveries.status("d-label") == "done"
+
+
+def test_a_stranger_is_refused_once_per_issue_by_the_bot(env: Env, actions: Actions) -> None:
+    """The bot's per-person limit is the Action's: one refusal per person and thread."""
+    for n in range(3):
+        text = f"/freemad code attempt {n}"
+        job = delivery(f"d-s{n}", "issue_comment", issue_comment(text, author="mallory"))
+        env.deliveries.record(job)
+        assert actions.submit(job) == "ignored"
+    eve = delivery("d-eve", "issue_comment", issue_comment("/freemad code", author="eve"))
+    env.deliveries.record(eve)
+    actions.submit(eve)
+    said = [c.args["body"].split(" ")[0] for c in env.forge.calls_to("comment")]
+    assert said == ["@mallory", "@eve"]
+    assert env.forge.dispatches == []
