@@ -4,7 +4,9 @@ forge then finds what it made by the hidden key in its body, and posts nothing t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import pytest
 
@@ -143,3 +145,32 @@ def test_the_key_is_hidden_unique_and_read_back() -> None:
     assert find_key(listed, "b" * 32) == listed[1]
     assert find_key(listed, "c" * 32) is None
     assert key_of("<!-- freemad:key=not-hex -->") is None
+
+
+class LosesAnswers(StandIn):
+    """The stand-in, carrying out the first POST and answering it only after the client gave up
+    waiting (a lost answer: GitHub did it, FREE-MAD cannot tell)."""
+
+    def __init__(self, delay: float, **options: Any) -> None:
+        super().__init__(**options)
+        self.delay, self.lost = delay, 0
+
+    def serve(
+        self, method: str, target: str, headers: Mapping[str, str], raw: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        answer = super().serve(method, target, headers, raw)
+        if method == "POST" and not self.lost:
+            self.lost += 1
+            time.sleep(self.delay)
+        return answer
+
+
+def test_a_comment_whose_answer_was_lost_is_found_not_posted_again() -> None:
+    """A read timeout after the POST was sent: before, it was not retried at all (the step
+    failed though the comment was there); now the comment GitHub made is found and used."""
+    with LosesAnswers(3.0, token=TOKEN) as api:
+        api.add_issue(REPO, 4, "four", "")
+        with PyGithubForge(TOKEN, base_url=api.base_url, timeout=1, throttle=False) as forge:
+            posted = forge.comment(REPO, 4, "said once")
+        assert list(api.comments) == [posted.id]
+        assert [c.method for c in api.calls] == ["POST", "GET"]
