@@ -26,6 +26,7 @@ from freemad.github.forge import (
     PullRequestDetails,
     PullRequestRef,
 )
+from freemad.github.markers import derived_key, find_key, with_key
 
 
 @dataclass(frozen=True)
@@ -71,13 +72,25 @@ class JournalForge:
     def permission(self, repo: str, login: str) -> str | None:
         return self.inner.permission(repo, login)
 
-    def comment(self, repo: str, number: int, body: str) -> PostedComment:
+    def comment(
+        self, repo: str, number: int, body: str, *, key: str | None = None
+    ) -> PostedComment:
         seq, done = self._write("comment")
         if done is not None and (done.repo, done.number) == (repo, number):
             return self.inner.edit_comment(repo, done.ref, body)
-        posted = self.inner.comment(repo, number, body)
+        # The same key on every run of this delivery: a run that died (or failed) after GitHub
+        # made the comment, before the journal had it, left it findable by this key.
+        key = key or derived_key(self.claim.delivery_id, "comment", str(seq))
+        found = self._made_before(repo, number, key) if self.claim.attempt > 1 else None
+        posted = found or self.inner.comment(repo, number, body, key=key)
         self.claim.record("comment", seq, Effect(repo, number, posted.id, posted.html_url))
+        if found is not None:
+            return self.inner.edit_comment(repo, found.id, with_key(body, key))
         return posted
+
+    def _made_before(self, repo: str, number: int, key: str) -> PostedComment | None:
+        listed = find_key(self.inner.list_comments(repo, number), key)
+        return None if listed is None else PostedComment(listed.id, listed.html_url)
 
     def edit_comment(self, repo: str, comment_id: int, body: str) -> PostedComment:
         self._write("edit")

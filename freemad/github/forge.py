@@ -109,7 +109,12 @@ class Forge(Protocol):
         """One of `PERMISSIONS`, or None when `login` is not a collaborator (GitHub's 404)."""
         ...
 
-    def comment(self, repo: str, number: int, body: str) -> PostedComment: ...
+    def comment(
+        self, repo: str, number: int, body: str, *, key: str | None = None
+    ) -> PostedComment:
+        """A new comment; `key` (a 32-hex-digit `markers` key) is the hidden key its body ends
+        with, a fresh one when None."""
+        ...
 
     def edit_comment(self, repo: str, comment_id: int, body: str) -> PostedComment: ...
 
@@ -255,8 +260,12 @@ class RecordingForge:
         self._record("permission", repo=repo, login=login)
         return self.permissions.get(f"{repo}:{login}", self.permissions.get(login))
 
-    def comment(self, repo: str, number: int, body: str) -> PostedComment:
+    def comment(
+        self, repo: str, number: int, body: str, *, key: str | None = None
+    ) -> PostedComment:
         self._record("comment", repo=repo, number=number, body=body)
+        if key is not None:
+            body = f"{body}\n\n<!-- freemad:key={key} -->"  # as the real forge marks it
         comment_id = self._new_id()
         self.comments[comment_id] = (repo, number, body)
         return self._comment_ref(comment_id)

@@ -11,6 +11,7 @@ A marker is an HTML comment, which GitHub keeps in the body but does not show:
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 from collections.abc import Iterable
@@ -24,6 +25,12 @@ _KEY_END = re.compile(r"\n\n<!-- freemad:key=[0-9a-f]{32} -->\Z")
 
 def new_key() -> str:
     return secrets.token_hex(16)
+
+
+def derived_key(*parts: str) -> str:
+    """A key that the same parts always give: a job run again gives its comment the key the
+    killed run gave it, and so finds that comment instead of posting a second."""
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
 
 def key_marker(key: str) -> str:

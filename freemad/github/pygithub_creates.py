@@ -34,10 +34,12 @@ def list_comments(forge: PyGithubForge, repo: str, number: int) -> list[ListedCo
     return forge._call("GET", path, read, idempotent=True)
 
 
-def comment(forge: PyGithubForge, repo: str, number: int, body: str) -> PostedComment:
-    """POST /repos/{repo}/issues/{number}/comments, once."""
+def comment(
+    forge: PyGithubForge, repo: str, number: int, body: str, *, key: str | None = None
+) -> PostedComment:
+    """POST /repos/{repo}/issues/{number}/comments, once; `key` as `Forge.comment`'s."""
     path = f"/repos/{repo}/issues/{number}/comments"
-    key = new_key()
+    key = key or new_key()
     text = with_key(body, key)
 
     def post() -> PostedComment:

@@ -274,8 +274,10 @@ class PyGithubForge:
         value = role if role in KNOWN_ROLES else data.get("permission")
         return str(value) if value is not None else None
 
-    def comment(self, repo: str, number: int, body: str) -> PostedComment:
-        return pygithub_creates.comment(self, repo, number, body)
+    def comment(
+        self, repo: str, number: int, body: str, *, key: str | None = None
+    ) -> PostedComment:
+        return pygithub_creates.comment(self, repo, number, body, key=key)
 
     def list_comments(self, repo: str, number: int) -> list[ListedComment]:
         return pygithub_creates.list_comments(self, repo, number)

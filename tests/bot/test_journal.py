@@ -58,3 +58,34 @@ def test_a_live_claim_keeps_a_second_job_out(env: Env) -> None:
     assert env.claims.renew("d-label", holder)
     env.claims.release("d-label", holder)
     assert env.claims.claim("d-label", Owner.here()) == 2
+
+
+def test_a_rerun_finds_the_comment_a_failed_run_made_but_never_journaled(env: Env) -> None:
+    """GitHub made the comment and answered 502, and then could not even list the thread: the
+    first run failed without knowing. The rerun's comment carries the same key (derived from the
+    delivery and the comment's place in the run), finds it, and edits it: one comment."""
+    from freemad.github.forge import ForgeError
+    from freemad.github.pygithub_forge import PyGithubForge
+    from freemad.github.standin import StandIn
+
+    token = "ghs_JournalKeyTestToken00000000000000000"
+    with StandIn(token=token) as api:
+        api.add_issue(REPO, 7, "seven", "")
+        with PyGithubForge(
+            token, base_url=api.base_url, throttle=False, sleep=lambda s: None
+        ) as forge:
+            api.fail_next(502, method="POST", done=True)
+            api.fail_next(503, method="GET", times=5)  # the first try and its 4 retries
+            first = Owner.here()
+            claim = Claim(env.claims, "d-key", first, env.claims.claim("d-key", first) or 0)
+            with pytest.raises(ForgeError):
+                JournalForge(forge, claim).comment(REPO, 7, "the first run's answer")
+            env.claims.release("d-key", first)
+            assert len(api.comments) == 1  # GitHub has it; the journal does not
+
+            second = Owner.here()
+            rerun = Claim(env.claims, "d-key", second, env.claims.claim("d-key", second) or 0)
+            again = JournalForge(forge, rerun).comment(REPO, 7, "the second run's answer")
+        [(cid, kept)] = list(api.comments.items())
+        assert again.id == cid and kept["body"].startswith("the second run's answer")
+        assert [c.method for c in api.calls if not c.injected] == ["GET", "PATCH"]
