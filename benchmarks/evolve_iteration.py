@@ -24,7 +24,7 @@ from typing import Any
 
 from _common import emit, machine, progress, summary
 
-from freemad.core.lineage import commit_message
+from freemad.core.evolve.git_names import commit_message
 from freemad.workspace.lineage import Lineage, resolve_seed
 
 TARGET_MS = 300

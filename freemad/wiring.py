@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from freemad.agents.subprocess_agent import CliAgent
-from freemad.core.lineage import DEFAULT_BRANCH_PREFIX
+from freemad.core.evolve.git_names import DEFAULT_BRANCH_PREFIX
 from freemad.ports import Adapters
 from freemad.sandbox.choose import agent_sandbox, code_sandbox
 

@@ -67,9 +67,18 @@ class ModuleResult:
 
 
 def core_modules() -> list[str]:
+    """The core's modules by dotted name below it (``scoring``, ``evolve.judge``), packages'
+    ``__init__`` left out."""
     return sorted(
-        p.stem for p in (ROOT / CORE).glob("*.py") if p.stem != "__init__" and p.stat().st_size
+        ".".join(p.relative_to(ROOT / CORE).with_suffix("").parts)
+        for p in (ROOT / CORE).rglob("*.py")
+        if p.stem != "__init__" and p.stat().st_size
     )
+
+
+def module_path(module: str) -> str:
+    """``evolve.judge`` -> ``freemad/core/evolve/judge.py``."""
+    return f"{CORE}/{module.replace('.', '/')}.py"
 
 
 def _git(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -90,14 +99,16 @@ def changed_modules(since: str) -> list[str]:
     if any(path in _GLOBAL_INPUTS for path in out):
         return modules
     touched: set[str] = set()
+    by_path = {module_path(m): m for m in modules}
     for path in out:
         name = Path(path).stem
-        if path.startswith(f"{CORE}/") and name in modules:
-            touched.add(name)
+        if path in by_path:
+            touched.add(by_path[path])
         elif path in _TESTS_ELSEWHERE:
             touched.add(_TESTS_ELSEWHERE[path])
         elif path.startswith("tests/core/test_"):
-            touched.update(m for m in modules if name.startswith(f"test_{m}"))
+            # tests/core/test_evolve_judge_admission.py is evolve.judge's
+            touched.update(m for m in modules if name.startswith(f"test_{m.replace('.', '_')}"))
     return sorted(touched)
 
 
@@ -184,7 +195,7 @@ def collect(modules: list[str]) -> dict[str, ModuleResult]:
     equivalents = load_equivalents()
     results: dict[str, ModuleResult] = {}
     for module in modules:
-        path = f"{CORE}/{module}.py"
+        path = module_path(module)
         source = (ROOT / path).read_text(encoding="utf-8")
         lines, spans = source.splitlines(), _function_spans(source)
         data = SourceFileMutationData(path=Path(path))

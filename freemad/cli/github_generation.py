@@ -125,7 +125,7 @@ def admit(
 ) -> None:
     """Store each candidate's result (refusing malformed or hostile ones as failed candidates),
     then decide, confirm and admit the generation as a local run does."""
-    from freemad.core.evolve_state import Status
+    from freemad.core.evolve.fold import Status
     from freemad.github import workflow_io as io
     from freemad.github.evolve_matrix import admit_job, next_generation
 

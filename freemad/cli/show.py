@@ -18,7 +18,7 @@ from freemad.markdown import one_line
 
 if TYPE_CHECKING:
     from freemad.config.models import FreemadConfig
-    from freemad.core.evolve_state import EvolveState
+    from freemad.core.evolve.fold import EvolveState
     from freemad.core.tasks import TaskState
     from freemad.logs import Console
     from freemad.redact import Redactor

@@ -22,7 +22,7 @@ from freemad.config.strict import (
 )
 from freemad.config.strict import doc as _doc
 from freemad.core.evolve import COMPONENT_PATTERN, Direction, ParseMode, parse_predicate
-from freemad.core.lineage import DEFAULT_BRANCH_PREFIX, check_branch_prefix
+from freemad.core.evolve.git_names import DEFAULT_BRANCH_PREFIX, check_branch_prefix
 
 _COMPONENT = re.compile(COMPONENT_PATTERN)
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -119,7 +119,7 @@ class StageConfig(StrictModel):
     @field_validator("name")
     @classmethod
     def _not_the_workers(cls, value: str) -> str:
-        # "<worker>" and "<worker reply>" name the worker's own failures (core.evolve_judge).
+        # "<worker>" and "<worker reply>" name the worker's own failures (core.evolve.judge).
         if value.startswith("<"):
             raise ValueError("a stage's name may not start with '<' (kept for the worker's own)")
         return value

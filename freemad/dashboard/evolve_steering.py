@@ -112,7 +112,7 @@ class EvolveSteering:
         return Path(origin).absolute() in self.stores
 
     def steer(self, run_id: str, verb: str) -> tuple[Response, int]:
-        from freemad.core.evolve_state import Status
+        from freemad.core.evolve.fold import Status
         from freemad.dashboard.steering import json_body, text_field
         from freemad.evolve.runtime import judge_hash
 

@@ -4,7 +4,7 @@
 Each candidate's judgement is one event (`candidate_measured`), stored as soon as it is made: a
 run killed mid-generation resumes by judging only the candidates without one, so none is judged
 twice and none that was judged is lost. Once every candidate is in, the decision is a pure
-function of the stored measurements (`core.evolve_population.winner`), confirmed by
+function of the stored measurements (`core.evolve.population.winner`), confirmed by
 re-measurement when `judge.confirm_runs` asks, and recorded as the iteration's one
 `candidate_judged`; the admission itself then goes the way of a single candidate's.
 """
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from freemad.config.evolve import EvolveConfig
 from freemad.core.evolve import Measurement, judge
-from freemad.core.evolve_population import Member, confirm, outcome, signature, winner
-from freemad.core.evolve_state import EvolveState
+from freemad.core.evolve.fold import EvolveState
+from freemad.core.evolve.population import Member, confirm, outcome, signature, winner
 from freemad.evolve.judging import measure_candidate, measurement_data, run_stages
 from freemad.sandbox.port import View
 from freemad.workspace.port import RunLineage

@@ -20,8 +20,8 @@ from freemad.core.evolve import (
     measure,
     parse_stage,
 )
-from freemad.core.evolve_state import EvolveState
-from freemad.core.lineage import commit_message
+from freemad.core.evolve.fold import EvolveState
+from freemad.core.evolve.git_names import commit_message
 from freemad.sandbox.port import Sandbox, View
 from freemad.workspace.port import RunLineage
 

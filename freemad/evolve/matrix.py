@@ -30,7 +30,7 @@ from typing import Any
 
 from freemad import runner as event_loop
 from freemad.core.evolve import Measurement, judge
-from freemad.core.evolve_state import EvolveState, Status
+from freemad.core.evolve.fold import EvolveState, Status
 from freemad.errors import UsageError
 from freemad.evolve import generations
 from freemad.evolve.judging import sandbox_problem

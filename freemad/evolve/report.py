@@ -17,8 +17,8 @@ from urllib.parse import quote
 
 import jinja2
 
-from freemad.core.evolve_judge import Direction
-from freemad.core.evolve_state import fold
+from freemad.core.evolve.fold import fold
+from freemad.core.evolve.judge import Direction
 from freemad.evolve.chart import (
     ChartData,
     Marker,

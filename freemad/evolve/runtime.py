@@ -27,8 +27,8 @@ from freemad.agents.port import AgentPort
 from freemad.config.evolve import EvolveConfig
 from freemad.config.load import config_digest
 from freemad.config.models import FreemadConfig
-from freemad.core.evolve_state import EvolveState, Next, Status, fold, next_action
-from freemad.core.lineage import DEFAULT_BRANCH_PREFIX, branch_name
+from freemad.core.evolve.fold import EvolveState, Next, Status, fold, next_action
+from freemad.core.evolve.git_names import DEFAULT_BRANCH_PREFIX, branch_name
 from freemad.errors import ConfigError, UsageError
 from freemad.evolve import generations
 from freemad.evolve.judging import measure_candidate, sandbox_problem

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from freemad.agents.port import AgentPort
 from freemad.config.models import FreemadConfig
-from freemad.core.evolve_state import EvolveState
+from freemad.core.evolve.fold import EvolveState
 from freemad.errors import FreemadError, UsageError
 from freemad.evolve import matrix
 from freemad.evolve.matrix import Admitted, MatrixRunner, Plan

@@ -18,8 +18,8 @@ from typing import Any
 
 from freemad.agents.port import AgentPort
 from freemad.config.models import FreemadConfig
-from freemad.core.evolve_state import EvolveState, Status
-from freemad.core.lineage import branch_name, tag_name
+from freemad.core.evolve.fold import EvolveState, Status
+from freemad.core.evolve.git_names import branch_name, tag_name
 from freemad.errors import ConfigError, FreemadError, UsageError
 from freemad.evolve.chart import format_number
 from freemad.evolve.report import trajectory_rows

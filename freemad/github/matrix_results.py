@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from freemad.core.evolve_state import EvolveState
+from freemad.core.evolve.fold import EvolveState
 from freemad.evolve.matrix import Result, Worked
 from freemad.github.publish import local_repo
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import git
 
-from freemad.core.lineage import branch_name, tag_name
+from freemad.core.evolve.git_names import branch_name, tag_name
 from freemad.workspace.git import candidate_environment, commit_of, open_repo
 from freemad.workspace.port import RunRefs, Tampering
 

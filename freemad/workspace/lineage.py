@@ -19,7 +19,7 @@ from pathlib import Path
 
 import git
 
-from freemad.core.lineage import DEFAULT_BRANCH_PREFIX, branch_name, tag_name
+from freemad.core.evolve.git_names import DEFAULT_BRANCH_PREFIX, branch_name, tag_name
 from freemad.errors import FreemadError, UsageError
 from freemad.workspace.git import (
     COMMIT_CONFIG,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from freemad.core.lineage import DEFAULT_BRANCH_PREFIX
+from freemad.core.evolve.git_names import DEFAULT_BRANCH_PREFIX
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,15 +1,15 @@
-"""The pure parts of two evolve settings: the run branch prefix (`core.lineage`) and the cost
-cap (`core.evolve_state`, `core.evolve_supervisor`)."""
+"""The pure parts of two evolve settings: the run branch prefix (`core.evolve.git_names`) and the cost
+cap (`core.evolve.fold`, `core.evolve.supervisor`)."""
 
 from __future__ import annotations
 
 import pytest
 
 from freemad.config.evolve import StopConfig
-from freemad.core.evolve_state import END_REASONS, fold, next_action
-from freemad.core.evolve_supervisor import cost_cap_reached
-from freemad.core.lineage import DEFAULT_BRANCH_PREFIX, branch_name, check_branch_prefix
-from tests.core.test_evolve_state import SUPERVISOR, Event, baseline, judged, version
+from freemad.core.evolve.fold import END_REASONS, fold, next_action
+from freemad.core.evolve.git_names import DEFAULT_BRANCH_PREFIX, branch_name, check_branch_prefix
+from freemad.core.evolve.supervisor import cost_cap_reached
+from tests.core.test_evolve_fold import SUPERVISOR, Event, baseline, judged, version
 
 CHARS = "may hold only letters, digits and '.', '_', '-', '/'"
 SLASHES = "may not start or end with '/' or hold '//'"

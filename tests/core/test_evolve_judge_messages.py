@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from freemad.core.evolve_judge import (
+from freemad.core.evolve.judge import (
     Measurement,
     StageOutcome,
     best_ever,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 
 from freemad.core.evolve import Verdict
-from freemad.core.evolve_population import Member, beats, confirm, outcome, signature, winner
+from freemad.core.evolve.population import Member, beats, confirm, outcome, signature, winner
 from tests.evolve.judging import SPEED, judge_config
 
 # runtime_ms, minimized, epsilon 1.0

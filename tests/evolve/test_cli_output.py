@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from freemad.cli.options import output_options
 from freemad.cli.show import show_evolve
-from freemad.core.evolve_state import fold
+from freemad.core.evolve.fold import fold
 from freemad.evolve.report import render_report
 from tests.evolve.test_report import RunBuilder, realistic_run
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from freemad.core.evolve_state import Status
+from freemad.core.evolve.fold import Status
 from freemad.sandbox import reaper
 from freemad.sandbox.host import die_with_parent
 from freemad.workspace.lineage import Lineage

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from freemad.core.evolve_state import Status
+from freemad.core.evolve.fold import Status
 from freemad.dashboard.records import RunData
 from freemad.dashboard.render import render_run
 from freemad.evolve.report import render_report

@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 from freemad.config import FreemadConfig
-from freemad.core.evolve_state import Status
+from freemad.core.evolve.fold import Status
 from tests.evolve.population import ScriptedPopulation, judge_with
 from tests.evolve.runs import evolve_config, git, harness, make_repo
 from tests.evolve.test_crash import HOST, killed_while_judging

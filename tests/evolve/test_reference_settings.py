@@ -16,7 +16,7 @@ import yaml
 
 from freemad.agents.port import CallRequest, CallResult, CallStatus
 from freemad.config import FreemadConfig, parse_config
-from freemad.core.evolve_state import Status
+from freemad.core.evolve.fold import Status
 from freemad.errors import ConfigError
 from freemad.evolve.costs import cap_warning
 from freemad.tasks.protocol import MARKER

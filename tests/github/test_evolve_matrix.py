@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from freemad.core.evolve_state import Status
+from freemad.core.evolve.fold import Status
 from freemad.errors import UsageError
 from freemad.github.evolve_matrix import (
     candidate_ref,

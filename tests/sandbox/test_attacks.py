@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from freemad.core.evolve_state import Status
+from freemad.core.evolve.fold import Status
 from freemad.errors import UsageError
 from tests.sandbox.attacks import (
     git,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from freemad.core.lineage import commit_message
+from freemad.core.evolve.git_names import commit_message
 from freemad.workspace.lineage import Lineage, resolve_seed
 from tests.gittools import add_user_changes, git
 

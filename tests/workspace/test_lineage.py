@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from freemad.core.lineage import branch_name, commit_message, tag_name
+from freemad.core.evolve.git_names import branch_name, commit_message, tag_name
 from freemad.errors import FreemadError, UsageError
 from freemad.workspace.lineage import Lineage, dirty_paths, resolve_seed
 from tests.gittools import git, isolated_git, snapshot

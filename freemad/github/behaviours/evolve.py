@@ -13,7 +13,7 @@ from typing import Any
 
 from freemad.config.models import FreemadConfig
 from freemad.core.commands import Command
-from freemad.core.evolve_state import EvolveState
+from freemad.core.evolve.fold import EvolveState
 from freemad.errors import FreemadError
 from freemad.evolve.runtime import EvolveRunner
 from freemad.github.comments import render_evolve

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal
 
-from freemad.core.evolve_judge import ComparatorSpec, Measurement, best_ever
-from freemad.core.evolve_supervisor import (
+from freemad.core.evolve.judge import ComparatorSpec, Measurement, best_ever
+from freemad.core.evolve.supervisor import (
     Detection,
     Directive,
     IterationRecord,

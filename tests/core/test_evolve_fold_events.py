@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from freemad.config.evolve import StopConfig, SupervisorConfig
-from freemad.core.evolve_judge import Measurement
-from freemad.core.evolve_state import Next, PendingAdmission, Status, Version, fold, next_action
-from freemad.core.evolve_supervisor import Directive, IterationRecord
-from tests.core.test_evolve_state import baseline, created, judged, version
+from freemad.core.evolve.fold import Next, PendingAdmission, Status, Version, fold, next_action
+from freemad.core.evolve.judge import Measurement
+from freemad.core.evolve.supervisor import Directive, IterationRecord
+from tests.core.test_evolve_fold import baseline, created, judged, version
 from tests.evolve.judging import judge_config
 
 COMPARATOR = judge_config([{"component": "runtime_ms", "direction": "minimize"}]).comparator

@@ -1,7 +1,17 @@
-"""The evolve decision, the one import path: the judge (evolve_judge) and the supervisor and stop
-rules (evolve_supervisor). Pure functions over plain data; the runtime does the I/O."""
+"""The evolve decision, pure: what an evolve run keeps, when it stops, and what it does next.
 
-from freemad.core.evolve_judge import (
+This package is the one import path for the judge and the supervisor (`freemad.core.evolve`
+re-exports both). Its modules, one concern each; none does I/O:
+
+- `judge`: predicates, judge-stage parsing, measurements and the admission rule for one candidate.
+- `population`: a generation's admission rule: which of its candidates wins, and its confirmation.
+- `supervisor`: stall and loop detection, directives, when to ask a person, the stop rules.
+- `fold`: a run as a fold over its events (`EvolveState`), and the one next action to take.
+- `git_names`: the run's branch and version tags as git names them, and a version's commit message.
+
+The runtime that drives these with agents, a sandbox and git is `freemad.evolve`."""
+
+from freemad.core.evolve.judge import (
     COMPONENT_PATTERN,
     REPLY_STAGE,
     WORKER_STAGE,
@@ -21,7 +31,7 @@ from freemad.core.evolve_judge import (
     parse_predicate,
     parse_stage,
 )
-from freemad.core.evolve_supervisor import (
+from freemad.core.evolve.supervisor import (
     Detection,
     Directive,
     IterationRecord,

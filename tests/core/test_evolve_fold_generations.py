@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from freemad.core.evolve_state import EvolveState, Next, PendingAdmission, fold, next_action
-from freemad.core.evolve_supervisor import IterationRecord
-from tests.core.test_evolve_state import STOP, SUPERVISOR, Event, baseline, judged, version
+from freemad.core.evolve.fold import EvolveState, Next, PendingAdmission, fold, next_action
+from freemad.core.evolve.supervisor import IterationRecord
+from tests.core.test_evolve_fold import STOP, SUPERVISOR, Event, baseline, judged, version
 
 
 def started(iteration: int = 1, size: int = 3) -> Event:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from freemad.core.evolve_judge import ComparatorSpec, Measurement, Verdict, judge
+from freemad.core.evolve.judge import ComparatorSpec, Measurement, Verdict, judge
 
 Outcome = Literal["admitted", "beaten", "unconfirmed", "rejected", "failed"]
 

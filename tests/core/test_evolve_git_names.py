@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from freemad.core.lineage import branch_name, commit_message, tag_name
+from freemad.core.evolve.git_names import branch_name, commit_message, tag_name
 
 
 def test_the_branch_and_the_tags_name_the_run_and_the_version() -> None:

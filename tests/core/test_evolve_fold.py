@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from freemad.config.evolve import StopConfig, SupervisorConfig
-from freemad.core.evolve_state import Status, fold, next_action
+from freemad.core.evolve.fold import Status, fold, next_action
 
 SUPERVISOR = SupervisorConfig(
     stall_window=3, loop_threshold=2, directions_ttl_iterations=2, max_interventions_before_human=1

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from freemad.core.evolve_judge import WORKER_STAGE, parse_predicate
+from freemad.core.evolve.judge import WORKER_STAGE, parse_predicate
 
 
 class SupervisorSpec(Protocol):
