@@ -18,7 +18,7 @@ from typing import Any
 
 from _common import emit, machine
 
-from freemad.agents.port import CallRequest, CallResult, CallStatus, Mode
+from freemad.agents.agent_port import CallRequest, CallResult, CallStatus, Mode
 from freemad.config import parse_config
 from freemad.debate import DebateResult, run_debate
 from freemad.debate.transcript import transcript_data

@@ -31,7 +31,7 @@ from typing import Any
 from _common import emit, machine, progress
 
 from freemad.config.load import load_config
-from freemad.evolve.runtime import EvolveRunner
+from freemad.evolve.evolve_runner import EvolveRunner
 from freemad.sandbox import reaper
 from freemad.wiring import ADAPTERS, open_evolve_store
 

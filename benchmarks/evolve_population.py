@@ -27,10 +27,10 @@ import yaml
 from _common import emit, machine, progress
 from evolve_iteration import git
 
-from freemad.agents.port import CallRequest, CallResult, CallStatus
+from freemad.agents.agent_port import CallRequest, CallResult, CallStatus
 from freemad.config import parse_config
-from freemad.evolve.runtime import EvolveRunner
-from freemad.tasks.protocol import MARKER
+from freemad.evolve.evolve_runner import EvolveRunner
+from freemad.tasks.task_protocol import MARKER
 from freemad.wiring import ADAPTERS, open_evolve_store
 
 _CPU_LOOP = "n = 0\nfor i in range({count}):\n    n += i * i\n"

@@ -33,7 +33,7 @@ from typing import Any
 from _common import console_script, emit, machine, progress, summary
 
 from freemad import runner
-from freemad.agents.port import CallRequest
+from freemad.agents.agent_port import CallRequest
 from freemad.agents.subprocess_agent import CliAgent
 from freemad.config.models import AgentConfig, Mode
 from freemad.sandbox import Sandbox, View, agent_sandbox, code_sandbox

@@ -30,7 +30,7 @@ class JsonLines(logging.Formatter):
 
 
 class Console(Protocol):
-    """Where console log lines go: stderr, or a terminal's live line (freemad.cli.live)."""
+    """Where console log lines go: stderr, or a terminal's live line (freemad.cli.live_line)."""
 
     def write(self, text: str, /) -> int: ...
 

@@ -1,7 +1,7 @@
 """The real adapters the surfaces hand the runtimes: one agent factory, one sandbox factory, the
 repositories (git), as one bundle (`ADAPTERS`), and one place that opens stores.
 
-The runtimes (debate, tasks, evolve) take ports (`freemad.ports.Adapters`, `freemad.store.port`)
+The runtimes (debate, tasks, evolve) take ports (`freemad.adapters.Adapters`, `freemad.store.store_port`)
 and never build an adapter; the CLI, the GitHub layer, the bot, the dashboard and the benchmarks
 take theirs from here, and tests hand scripted ports or these.
 """
@@ -10,28 +10,28 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from freemad.adapters import Adapters
 from freemad.agents.subprocess_agent import CliAgent
 from freemad.core.evolve.git_names import DEFAULT_BRANCH_PREFIX
-from freemad.ports import Adapters
 from freemad.sandbox.choose import agent_sandbox, code_sandbox
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
     from pathlib import Path
 
-    from freemad.agents.port import AgentPort
-    from freemad.config.evolve import EvolveConfig
+    from freemad.agents.agent_port import AgentPort
+    from freemad.config.evolve_section import EvolveConfig
     from freemad.config.models import AgentConfig, FreemadConfig
-    from freemad.sandbox.port import Sandbox, View
+    from freemad.sandbox.sandbox_port import Sandbox, View
     from freemad.store.sqlite import SqliteStore
-    from freemad.workspace.port import (
+    from freemad.workspace.repositories import GitRepositories
+    from freemad.workspace.repository_port import (
         GitFolderCheck,
         RunLineage,
         RunRefs,
         Tampering,
         TaskWorktree,
     )
-    from freemad.workspace.repositories import GitRepositories
 
 
 def make_agent(
@@ -42,7 +42,7 @@ def make_agent(
     sandbox: Sandbox | None,
     view: View,
 ) -> AgentPort:
-    """The agent factory (`freemad.agents.port.AgentFactory`): each agent CLI run in a process of
+    """The agent factory (`freemad.agents.agent_port.AgentFactory`): each agent CLI run in a process of
     its own, prompt on stdin, in `workdir`."""
     return CliAgent(
         config, max_output_bytes=max_output_bytes, workdir=workdir, sandbox=sandbox, view=view
@@ -50,7 +50,7 @@ def make_agent(
 
 
 class Sandboxes:
-    """The sandbox factory (`freemad.sandbox.port.SandboxFactory`): bubblewrap where it runs, a
+    """The sandbox factory (`freemad.sandbox.sandbox_port.SandboxFactory`): bubblewrap where it runs, a
     container where the judge asks, the host only on purpose, else a refusal that says why."""
 
     code = staticmethod(code_sandbox)
@@ -58,7 +58,7 @@ class Sandboxes:
 
 
 class Repositories:
-    """The repositories (`freemad.workspace.port.Repositories`): GitPython behind
+    """The repositories (`freemad.workspace.repository_port.Repositories`): GitPython behind
     `freemad.workspace.repositories`, imported at the first use, since a debate never opens a
     repository and importing git is a sixth of its start-up."""
 

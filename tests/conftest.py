@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from freemad.agents.port import CallRequest, CallResult, CallStatus
+from freemad.agents.agent_port import CallRequest, CallResult, CallStatus
 from freemad.config import FreemadConfig, parse_config
 from freemad.sandbox.bubblewrap import BubblewrapSandbox
 

@@ -42,7 +42,7 @@ def make_repository(destination: Path) -> Path:
 
 def run_operator(operator: str, repository: Path) -> dict[str, Any]:
     from freemad.config.load import load_config
-    from freemad.evolve.runtime import EvolveRunner
+    from freemad.evolve.evolve_runner import EvolveRunner
     from freemad.wiring import ADAPTERS, open_evolve_store
 
     config = load_config(repository / CONFIGS[operator])

@@ -20,7 +20,7 @@ from freemad.agents.outputs import cause_line
 from freemad.agents.presets import preset_of
 from freemad.agents.versions import version_warning
 from freemad.config.models import AgentConfig
-from freemad.sandbox.port import Sandbox, SandboxUnavailable, View
+from freemad.sandbox.sandbox_port import Sandbox, SandboxUnavailable, View
 
 _TIMEOUT = 20.0
 # A version: a number with a dot in it (1.2, v0.61.0, 2.1.197-beta), not inside a longer word.

@@ -17,7 +17,7 @@ import sys
 import time
 
 from freemad import __version__
-from freemad.core.review import REVIEW_MARKER
+from freemad.core.review_findings import REVIEW_MARKER
 
 PERSONAS = {
     "iterative": (

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
-from freemad.core.review import NO_FINDINGS, Finding, render_review
 from freemad.core.review_diff import DiffError, parse_diff
+from freemad.core.review_findings import NO_FINDINGS, Finding, render_review
 
 _TODO = re.compile(r"\b(TODO|FIXME)\b")
 _DEBUG = re.compile(r"\bprint\(|\bconsole\.log\(")

@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from freemad.agents.agent_port import CallRequest, CallResult, CallStatus
 from freemad.agents.first_use import alone_on_first_use, first_use_file
 from freemad.agents.invocation import (
     CommandNotFound,
@@ -26,7 +27,6 @@ from freemad.agents.invocation import (
     resolve_program,
 )
 from freemad.agents.outputs import cause_line
-from freemad.agents.port import CallRequest, CallResult, CallStatus
 from freemad.agents.presets import NOT_LOGGED_IN, extract, extract_error, preset_of
 from freemad.agents.versions import refused_flag
 from freemad.config.models import AgentConfig, Mode

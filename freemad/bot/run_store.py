@@ -32,7 +32,7 @@ from freemad.wiring import open_store
 if TYPE_CHECKING:
     from freemad.bot.settings import BotSettings
     from freemad.config.models import FreemadConfig
-    from freemad.store.port import Store
+    from freemad.store.store_port import Store
 
 Save = Callable[[], None]
 

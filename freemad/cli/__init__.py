@@ -1,7 +1,7 @@
 """The `freemad` and `freemad-dashboard` commands: `root.py` is the `freemad` group (the debate
-command, `help`, `config`) and registers the sub-command groups, one module each (`tasks.py`,
-`evolve.py`, `github.py`, `bot.py`, `site.py`, `init.py`, `agents.py`, `eval.py` with
-`eval_simulate.py`); `dashboard.py` is
+command, `help`, `config`) and registers the sub-command groups, one module each (`task_commands.py`,
+`evolve_commands.py`, `github_commands.py`, `bot.py`, `site_command.py`, `init.py`,
+`agents_command.py`, `review_command.py`, `eval.py` with `eval_simulate.py`); `dashboard.py` is
 `freemad-dashboard`. Commands declare their shared options with `options.py` and load their
 config with `loading.py`; `run.py` turns every failure into one line and an exit status.
 

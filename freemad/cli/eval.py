@@ -297,7 +297,7 @@ def report_command(folder: str, html_path: str | None, markdown_path: str | None
     import json
     from pathlib import Path
 
-    from freemad.eval.render import render_html, render_markdown
+    from freemad.eval.report_page import render_html, render_markdown
 
     path = Path(folder)
     path = path / "report.json" if path.is_dir() else path
@@ -397,7 +397,7 @@ def _end_live(quiet: bool) -> None:
 def _print(report: dict[str, Any], *, as_json: bool, where: Path) -> None:
     import json
 
-    from freemad.eval.report import table
+    from freemad.eval.accuracy_report import table
 
     if as_json:
         click.echo(json.dumps(report, indent=2))

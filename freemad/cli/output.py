@@ -12,9 +12,9 @@ from typing import Any, TextIO
 import click
 
 from freemad.agents.health import Health
-from freemad.cli.live import LiveLine
-from freemad.core.events import Event
-from freemad.debate.records import DebateResult
+from freemad.cli.live_line import LiveLine
+from freemad.core.run_events import Event
+from freemad.debate.debate_record import DebateResult
 from freemad.redact import Redactor
 
 _SYMBOL = {"ok": "✓", "failed": "✗", "cut": "⏱"}

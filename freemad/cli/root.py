@@ -31,16 +31,16 @@ _OTHER_SPELLINGS = {
 # The commands whose modules are imported when one is used (or help lists them), so that a
 # debate does not import them all before its first agent starts.
 _LAZY: dict[str, tuple[str, str]] = {
-    "agents": ("freemad.cli.agents", "agents_command"),
+    "agents": ("freemad.cli.agents_command", "agents_command"),
     "bot": ("freemad.cli.bot", "bot_group"),
     "eval": ("freemad.cli.eval", "eval_group"),
-    "evolve": ("freemad.cli.evolve", "evolve_group"),
+    "evolve": ("freemad.cli.evolve_commands", "evolve_group"),
     "example": ("freemad.cli.init", "example_group"),
-    "github": ("freemad.cli.github", "github_group"),
+    "github": ("freemad.cli.github_commands", "github_group"),
     "init": ("freemad.cli.init", "init_command"),
-    "review": ("freemad.cli.review", "review_command"),
-    "site": ("freemad.cli.site", "site_group"),
-    "task": ("freemad.cli.tasks", "task_group"),
+    "review": ("freemad.cli.review_command", "review_command"),
+    "site": ("freemad.cli.site_command", "site_group"),
+    "task": ("freemad.cli.task_commands", "task_group"),
     "transcript": ("freemad.cli.transcripts", "transcript_group"),
 }
 
@@ -248,9 +248,9 @@ def _debate(
     from contextlib import nullcontext
 
     from freemad.cli.output import print_result, progress_printer
-    from freemad.core.events import fan_out
+    from freemad.core.run_events import fan_out
     from freemad.debate import check_requirement, run_debate, write_transcript
-    from freemad.debate.live import LiveJournal
+    from freemad.debate.live_journal import LiveJournal
     from freemad.logs import start_logging
     from freemad.redact import Redactor
     from freemad.wiring import ADAPTERS
@@ -361,7 +361,7 @@ def config_check(path: str | None) -> None:
     click.echo(f"{shown}: ok ({len(config.enabled_agents)} enabled agent(s): {enabled})")
     from pathlib import Path
 
-    from freemad.config.agents import PRESET_COMMANDS
+    from freemad.config.agents_section import PRESET_COMMANDS
     from freemad.debate.team import team_notes
 
     for note in team_notes(config):

@@ -19,7 +19,7 @@ from freemad.markdown import one_line
 if TYPE_CHECKING:
     from freemad.config.models import FreemadConfig
     from freemad.core.evolve.fold import EvolveState
-    from freemad.core.tasks import TaskState
+    from freemad.core.task_machine import TaskState
     from freemad.logs import Console
     from freemad.redact import Redactor
     from freemad.store import RunRow

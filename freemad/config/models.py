@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from freemad.config.agents import (
+from freemad.config.agents_section import (
     PRESET_COMMANDS,
     AgentConfig,
     AgentType,
@@ -16,10 +16,10 @@ from freemad.config.agents import (
     ModelOptions,
     Pricing,
 )
-from freemad.config.evolve import EvolveConfig
 from freemad.config.evolve_agents import check_evolve_agents
-from freemad.config.github import GitHubConfig
-from freemad.config.review import ReviewConfig
+from freemad.config.evolve_section import EvolveConfig
+from freemad.config.github_section import GitHubConfig
+from freemad.config.review_section import ReviewConfig
 from freemad.config.strict import (
     Loc,
     LocatedValueError,
@@ -28,8 +28,8 @@ from freemad.config.strict import (
     StrictModel,
 )
 from freemad.config.strict import doc as _doc
-from freemad.config.tasks import ROLES, TaskConfig, ToolPolicy
-from freemad.core.answers import IdentityMode
+from freemad.config.task_section import ROLES, TaskConfig, ToolPolicy
+from freemad.core.answer_identity import IdentityMode
 from freemad.core.topology import TopologyKind
 
 
@@ -365,7 +365,7 @@ def json_schema() -> dict[str, Any]:
     return schema
 
 
-# The agent models live in freemad.config.agents; this module is the one import path for all.
+# The agent models live in freemad.config.agents_section; this module is the one import path for all.
 __all__ = [
     "PRESET_COMMANDS",
     "ROLES",

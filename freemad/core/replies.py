@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from freemad.core.answers import fence_closer, fence_opener, fence_spans, split_lines
+from freemad.core.answer_identity import fence_closer, fence_opener, fence_spans, split_lines
 
 __all__ = [
     "Critique",

@@ -1,6 +1,6 @@
 """Which findings of a review debate survive: the Free-MAD score, finding by finding. No I/O.
 
-Each agent holds a set of findings each round (`freemad.core.review`; identity is the place,
+Each agent holds a set of findings each round (`freemad.core.review_findings`; identity is the place,
 `path:line`). The paper's rule is applied to each finding as to an answer: round 0 gives every
 finding an agent raises `w1·f`; in a later round an agent that keeps a finding gives it `w4·f`,
 one that drops a finding takes `w2·f` from it, one that takes up a finding gives it `w3·f`
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from freemad.core.review import Finding, finding_id, severity_rank
+from freemad.core.review_findings import Finding, finding_id, severity_rank
 from freemad.core.scoring import Move, ScoreBoard, Weights
 
 __all__ = ["CLEAN", "AgentStance", "ReviewScore", "ScoredFinding", "score_review"]

@@ -31,7 +31,7 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from freemad.core.tasks import REVIEWS
+from freemad.core.task_machine import REVIEWS
 from freemad.dashboard.debate_views import agent_names
 from freemad.dashboard.records import RunData
 from freemad.dashboard.viewdata import as_list, as_map, as_number, as_text, number

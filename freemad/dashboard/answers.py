@@ -9,7 +9,7 @@ from markupsafe import escape
 from werkzeug.exceptions import HTTPException
 
 from freemad.errors import FreemadError
-from freemad.store.port import StoreUnreadable
+from freemad.store.store_port import StoreUnreadable
 
 Warn = Callable[[str], None]
 _JSON_PATHS = ("/api/", "/health", "/events")

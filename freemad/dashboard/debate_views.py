@@ -116,7 +116,7 @@ def debate_view(transcript: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def live_debate_view(live: Mapping[str, Any]) -> dict[str, Any]:
-    """A debate in flight (`freemad.debate.live`'s view): each agent's state and elapsed time in
+    """A debate in flight (`freemad.debate.live_journal`'s view): each agent's state and elapsed time in
     each round so far, and the running score after each scored round."""
     rounds = [as_map(r) for r in as_list(live.get("rounds"))]
     scored = [r for r in rounds if isinstance(r.get("scores"), Mapping)]

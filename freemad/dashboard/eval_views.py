@@ -2,7 +2,7 @@
 with their 95% intervals as a table and a chart, each agent alone, the items' rows and the cost.
 Pure: a report in, a mapping out.
 
-The report is read as untrusted data: its methods must have the shape `freemad.eval.report`
+The report is read as untrusted data: its methods must have the shape `freemad.eval.accuracy_report`
 gives them (else `ReportShapeError`, which names the field), and its rows are read defensively
 (a missing or mistyped field shows as "-"). Answers are agent output; the template escapes them.
 """
@@ -15,7 +15,7 @@ from typing import Any
 from freemad.dashboard.viewdata import as_list, as_map, as_number, as_text
 from freemad.eval.methods import EXTRA_METHODS, FINALIZED, FREEMAD_DEBATE, METHODS
 from freemad.evolve.chart import xml_text
-from freemad.store.port import RUN_ID
+from freemad.store.store_port import RUN_ID
 
 LABELS = {
     "single": "single (mean of the agents)",

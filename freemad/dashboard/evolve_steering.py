@@ -25,7 +25,7 @@ from freemad.dashboard.starter import Starter
 from freemad.errors import ConfigError, FreemadError
 
 if TYPE_CHECKING:
-    from freemad.evolve.runtime import EvolveRunner
+    from freemad.evolve.evolve_runner import EvolveRunner
 
 MAX_DIRECTION = 20_000  # characters of a direction
 # The verbs of an evolve run's page, each with the fields its body must hold (and nothing else).
@@ -57,7 +57,7 @@ def evolve_runner(config_path: str, *, run: bool) -> Iterator[EvolveRunner]:
     """A runner on the config's evolve store, as `freemad evolve` opens it; with `run`, handed
     the real adapters (it calls agents and git)."""
     from freemad.config.discover import load
-    from freemad.evolve.runtime import EvolveRunner
+    from freemad.evolve.evolve_runner import EvolveRunner
     from freemad.wiring import ADAPTERS, open_evolve_store
 
     loaded = load(config_path)
@@ -114,7 +114,7 @@ class EvolveSteering:
     def steer(self, run_id: str, verb: str) -> tuple[Response, int]:
         from freemad.core.evolve.fold import Status
         from freemad.dashboard.steering import json_body, text_field
-        from freemad.evolve.runtime import judge_hash
+        from freemad.evolve.evolve_runner import judge_hash
 
         refused = self.starter.refused()
         if refused is not None:

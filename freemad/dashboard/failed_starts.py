@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from freemad.store.port import RUN_ID
+from freemad.store.store_port import RUN_ID
 
 FOLDER = ".failed-starts"
 KEEP = 200  # failures kept; older ones go when a new one is written

@@ -1,7 +1,7 @@
 """Answers as the pages show them: prose as text, fenced code blocks as highlighted code. Pure.
 
 An agent's answer is markdown; its fenced blocks (```` ```python ... ``` ````) are found with the
-rules answer identity uses (`freemad.core.answers`: CommonMark's fences, an unclosed one running to
+rules answer identity uses (`freemad.core.answer_identity`: CommonMark's fences, an unclosed one running to
 the end), so the page shows as code exactly what the `code` identity mode compares. Highlighting
 is Pygments', done here on the server: the page loads nothing, and its colours are classes styled
 by the site's own stylesheet (no inline style, which the pages' Content-Security-Policy forbids).
@@ -24,7 +24,7 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
-from freemad.core.answers import fence_body, fence_info, fence_spans, split_lines
+from freemad.core.answer_identity import fence_body, fence_info, fence_spans, split_lines
 
 HIGHLIGHT_CHARS = 100_000  # a longer block is shown as plain (escaped) text: highlighting is linear
 # but not cheap, and a page must render quickly whatever an agent wrote

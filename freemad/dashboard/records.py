@@ -71,7 +71,7 @@ class RunData:
     times: Sequence[float] = ()
     status: str = ""
     artifacts: Sequence[Artifact] = ()
-    live: dict[str, Any] | None = None  # a debate in flight: `freemad.debate.live`'s view
+    live: dict[str, Any] | None = None  # a debate in flight: `freemad.debate.live_journal`'s view
 
 
 @dataclass(frozen=True, slots=True)

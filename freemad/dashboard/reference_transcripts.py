@@ -43,7 +43,7 @@ def started_at(stem: str) -> str | None:
 
 
 def from_reference(data: Mapping[str, Any], run_id: str, started: str | None) -> dict[str, Any]:
-    """A reference transcript in our transcript's shape (see freemad/debate/records.py)."""
+    """A reference transcript in our transcript's shape (see freemad/debate/debate_record.py)."""
     rounds = [_round(r) for r in as_list(data.get("transcript")) if isinstance(r, Mapping)]
     answers: dict[str, dict[str, Any]] = {}
     holders: list[dict[str, str]] = []

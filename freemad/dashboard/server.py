@@ -455,7 +455,7 @@ def _task_summary(data: RunData) -> dict[str, Any]:
 
 
 def _evolve_summary(data: RunData) -> dict[str, Any]:
-    from freemad.evolve.report import report_data  # what evolve_view shows, without its chart
+    from freemad.evolve.run_report import report_data  # what evolve_view shows, without its chart
 
     report = report_data(data.run_id, data.events)
     return {

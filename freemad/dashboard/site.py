@@ -85,7 +85,7 @@ def site_version() -> str:
         for item in sorted(package.joinpath(folder).iterdir(), key=lambda p: p.name):
             if item.name.endswith((".j2", ".css", ".js", ".py")):
                 digest.update(item.name.encode() + b"\0" + item.read_bytes())
-    for name in ("evolve/report.py", "evolve/chart.py", "core/answers.py"):
+    for name in ("evolve/run_report.py", "evolve/chart.py", "core/answer_identity.py"):
         digest.update(package.joinpath(name).read_bytes())
     return digest.hexdigest()[:16]
 

@@ -35,10 +35,10 @@ from freemad.dashboard.reference_transcripts import (
 )
 from freemad.dashboard.stored import StateDir, StoreSource
 from freemad.dashboard.views import debate_facts, facts_of
-from freemad.debate.live import LiveDebate, read_journal, running_dir
+from freemad.debate.live_journal import LiveDebate, read_journal, running_dir
 from freemad.debate.transcript_format import expand
 from freemad.errors import FreemadError
-from freemad.store.port import RUN_ID  # a run id names a page file: the stores' rule serves
+from freemad.store.store_port import RUN_ID  # a run id names a page file: the stores' rule serves
 
 
 class TranscriptDir:

@@ -266,7 +266,7 @@ def debate_main(order: dict[str, Any]) -> None:
     """One debate: `{"requirement", "rounds", "run_id", "config_path", "folder", "overrides"}`;
     its transcript goes into `folder`."""
     from freemad.debate import run_debate, write_transcript
-    from freemad.debate.live import LiveJournal
+    from freemad.debate.live_journal import LiveJournal
     from freemad.wiring import ADAPTERS
 
     config = start_config(order["config_path"], Path(order["folder"]))

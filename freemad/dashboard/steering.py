@@ -33,7 +33,7 @@ from freemad.errors import FreemadError
 
 if TYPE_CHECKING:
     from freemad.config.models import FreemadConfig
-    from freemad.tasks.runtime import TaskRunner
+    from freemad.tasks.task_runner import TaskRunner
 
 MAX_TEXT = 20_000  # characters of a goal, an answer or a reason
 MAX_STAGE = 100
@@ -71,7 +71,7 @@ def task_runner(
 ) -> Iterator[TaskRunner]:
     """A runner on the task store; with `run`, handed the real adapters (it calls agents); with
     `overrides`, the task's config has them (`freemad.dashboard.overrides`)."""
-    from freemad.tasks.runtime import TaskRunner
+    from freemad.tasks.task_runner import TaskRunner
     from freemad.wiring import ADAPTERS, open_task_store
 
     config = overridden(task_config(config_path, store), overrides)
@@ -269,7 +269,7 @@ def code_problem(root: Path) -> str | None:
 
 def _check_roles(task_type: str, config: FreemadConfig) -> None:
     """A config whose agents cannot fill the task's roles is refused now, not in its process."""
-    from freemad.core.tasks import RoleError, assign_roles
+    from freemad.core.task_machine import RoleError, assign_roles
 
     try:
         assign_roles(task_type, {a.id: a.roles for a in config.enabled_agents})

@@ -18,7 +18,7 @@ from typing import Any
 from freemad.dashboard.agents import agents_table
 from freemad.dashboard.eval_views import eval_chart_svg, percent, score_row
 from freemad.dashboard.viewdata import as_list, as_map, as_number, as_text, number
-from freemad.eval.report import score
+from freemad.eval.accuracy_report import score
 
 
 def summary_view(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:

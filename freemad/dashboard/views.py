@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from freemad.core import tasks as task_core
+from freemad.core import task_machine as task_core
 from freemad.dashboard.debate_views import agent_names, error_text
 from freemad.dashboard.records import RunData
 from freemad.dashboard.viewdata import (
@@ -25,7 +25,7 @@ from freemad.dashboard.viewdata import (
     patch_lines,
 )
 from freemad.evolve.chart import uses_log_scale
-from freemad.evolve.report import report_data, score_chart_svg
+from freemad.evolve.run_report import report_data, score_chart_svg
 
 ARTIFACT_CHARS = 200_000
 EVENT_CHARS = 4_000

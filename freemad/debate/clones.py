@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from freemad.config.models import AgentConfig
-from freemad.debate.records import Flag, RoundRecord
+from freemad.debate.debate_record import Flag, RoundRecord
 
 # What names an agent, or what it does in tasks, not what it answers with.
 _NOT_THE_MODEL = {"id", "roles", "capabilities", "enabled", "pricing", "timeout"}

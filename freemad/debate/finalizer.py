@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import logging
 
-from freemad.agents.port import AgentPort, CallRequest
+from freemad.agents.agent_port import AgentPort, CallRequest
 from freemad.config.models import AgentConfig, Mode
 from freemad.core.replies import ReplyFormatError
+from freemad.debate.debate_record import DebateResult, Failure, Finalized, Flag, Tokens
 from freemad.debate.prompts import ShownAnswer
-from freemad.debate.records import DebateResult, Failure, Finalized, Flag, Tokens
 from freemad.debate.turns import TurnContext, Usage, call_time_limit, parse_reply
 from freemad.redact import find_secrets, redact_secrets
 

@@ -4,7 +4,7 @@ kept as they happen, and how it ended; and the same run read back as a debate in
 The GitHub router (the Action and the bot) keeps its debates in a store, not a transcripts folder.
 `StoreJournal` is the event sink it hands `run_debate`. It creates the run (status `running`, the
 summary naming the process that runs it) and appends each event, redacted, as a journal line
-(`freemad.debate.live.journal_line`) in a `debate_event`. A thread of its own writes them, so the
+(`freemad.debate.live_journal.journal_line`) in a `debate_event`. A thread of its own writes them, so the
 debate's event loop never waits on the store's lock or its fsync; what piled up meanwhile goes in
 one transaction; and while the debate waits on its agents and emits nothing, the thread touches
 the run every `STORE_HEARTBEAT` seconds. `finish` ends the run with `debate_finished` (the
@@ -27,13 +27,13 @@ from typing import Any
 
 from freemad.config.load import config_digest
 from freemad.config.models import FreemadConfig
-from freemad.core.events import Event
-from freemad.debate.live import LiveDebate, fold, gone_at, journal_line, writer
-from freemad.debate.records import DebateResult
+from freemad.core.run_events import Event
+from freemad.debate.debate_record import DebateResult
+from freemad.debate.live_journal import LiveDebate, fold, gone_at, journal_line, writer
 from freemad.debate.transcript import transcript_data
 from freemad.errors import FreemadError
 from freemad.redact import Redactor
-from freemad.store.port import RunRow, Store, StoredEvent, StoreError
+from freemad.store.store_port import RunRow, Store, StoredEvent, StoreError
 
 FINISHED = (
     "debate_finished"  # how a debate in a store ends: {"transcript": the redacted transcript}

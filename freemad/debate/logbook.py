@@ -7,7 +7,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from freemad.core.events import Event
+from freemad.core.run_events import Event
 
 log = logging.getLogger("freemad.debate")
 

@@ -8,10 +8,10 @@ from datetime import datetime, timezone
 from typing import Any
 
 from freemad.config.models import FreemadConfig
-from freemad.core.answers import answer_id, canonicalize
+from freemad.core.answer_identity import answer_id, canonicalize
 from freemad.core.scoring import Move, ScoreBoard, select_winner
 from freemad.debate.clones import clone_flags
-from freemad.debate.records import (
+from freemad.debate.debate_record import (
     AgentTotals,
     AgentTurn,
     AnswerRecord,
@@ -25,7 +25,7 @@ from freemad.debate.records import (
 )
 from freemad.debate.validation import confidence_of, scan_secrets, validate_answers
 from freemad.redact import redact_secrets
-from freemad.sandbox.port import SandboxFactory
+from freemad.sandbox.sandbox_port import SandboxFactory
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ import re
 
 from freemad.config.models import FreemadConfig
 from freemad.core.review_score import ScoredFinding
-from freemad.debate.review import ReviewResult
+from freemad.debate.review_debate import ReviewResult
 from freemad.markdown import code_span, escape_markdown, escape_markdown_block
 
 MARKER = "<!-- freemad:review -->"

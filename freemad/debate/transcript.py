@@ -13,7 +13,7 @@ from typing import Any
 import jinja2
 
 from freemad.config.models import OutputConfig
-from freemad.debate.records import DebateResult
+from freemad.debate.debate_record import DebateResult
 from freemad.debate.transcript_format import compact
 from freemad.redact import Redactor
 

@@ -8,9 +8,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from freemad.agents.port import AgentPort, CallRequest, CallResult, CallStatus
+from freemad.agents.agent_port import AgentPort, CallRequest, CallResult, CallStatus
 from freemad.config.models import AgentConfig, FreemadConfig, Mode
-from freemad.core.events import EventLog
 from freemad.core.replies import (
     Critique,
     Decision,
@@ -23,9 +22,9 @@ from freemad.core.replies import (
     parse_generation,
     recover,
 )
+from freemad.core.run_events import EventLog
 from freemad.debate.cache import ResponseCache, cache_key
-from freemad.debate.prompts import PromptBook, estimate_tokens, truncate
-from freemad.debate.records import (
+from freemad.debate.debate_record import (
     PARSED_REPLY_END,
     STDERR_TAIL,
     AgentTurn,
@@ -34,6 +33,7 @@ from freemad.debate.records import (
     Tokens,
     kept_reply,
 )
+from freemad.debate.prompts import PromptBook, estimate_tokens, truncate
 
 log = logging.getLogger(__name__)
 

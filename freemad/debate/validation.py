@@ -21,7 +21,7 @@ from typing import Any
 
 from freemad.config.models import ValidationConfig
 from freemad.redact import find_secrets
-from freemad.sandbox.port import Sandbox, View
+from freemad.sandbox.sandbox_port import Sandbox, View
 
 _FENCE = re.compile(r"^(```|~~~)[ \t]*(python3?|py)?[ \t]*\n(.*?)^\1[ \t]*$", re.M | re.S | re.I)
 _MEMORY = 512 * 1024 * 1024

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from freemad.eval.items import Item
-from freemad.sandbox.port import Sandbox, View
+from freemad.sandbox.sandbox_port import Sandbox, View
 
 TIMEOUT_SEC = 10.0
 _MEMORY = 1024 * 1024 * 1024

@@ -11,18 +11,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from freemad.adapters import Adapters
 from freemad.config.models import FreemadConfig
-from freemad.debate.records import DebateResult
+from freemad.debate.debate_record import DebateResult
 from freemad.errors import UsageError
 from freemad.eval import math_check
 from freemad.eval.checkers import matches
 from freemad.eval.code_check import passes
-from freemad.eval.costs import usage
 from freemad.eval.items import Dataset, Item
 from freemad.eval.math_text import plain_expression
+from freemad.eval.method_costs import usage
 from freemad.eval.methods import FINALIZED, FREEMAD_DEBATE, METHODS, decisions, trajectory
-from freemad.ports import Adapters
-from freemad.sandbox.port import Sandbox
+from freemad.sandbox.sandbox_port import Sandbox
 
 Progress = Callable[[str], None]
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from freemad.core.scoring import Move, Weights, score_moves
-from freemad.debate.records import DebateResult
+from freemad.debate.debate_record import DebateResult
 
 METHODS = ("single", "majority_initial", "majority_final", "freemad")
 # The debate's own winner, its answers told apart by scoring.answer_identity: beside `freemad`.

@@ -11,13 +11,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from freemad.adapters import Adapters
 from freemad.config.models import FreemadConfig
-from freemad.debate.records import DebateResult
+from freemad.debate.debate_record import DebateResult
 from freemad.errors import UsageError
+from freemad.eval.accuracy_report import build_report
 from freemad.eval.datasets import Dataset, Item
 from freemad.eval.grading import Progress, code_sandbox, grade, quiet, write_json
-from freemad.eval.report import build_report
-from freemad.ports import Adapters
 
 INDEX = "index.jsonl"
 

@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from freemad import runner
+from freemad.adapters import Adapters
 from freemad.config.models import FreemadConfig
 from freemad.debate import arun_debate, write_transcript
-from freemad.debate.records import DebateResult
+from freemad.debate.debate_record import DebateResult
 from freemad.debate.transcript import transcript_data
 from freemad.errors import FreemadError, UsageError
+from freemad.eval.accuracy_report import build_report
 from freemad.eval.baselines import (
     Baselines,
     candidates,
@@ -35,11 +37,9 @@ from freemad.eval.grading import Progress, code_sandbox, failed_row, grade, quie
 from freemad.eval.items import Dataset, Item
 from freemad.eval.methods import trajectory
 from freemad.eval.progress import Tracker
-from freemad.eval.report import build_report
 from freemad.eval.rescore import INDEX
-from freemad.ports import Adapters
 from freemad.redact import Redactor
-from freemad.sandbox.port import Sandbox
+from freemad.sandbox.sandbox_port import Sandbox
 
 Unit = tuple[Item, int]  # an item and its repeat (0, 1, ...)
 

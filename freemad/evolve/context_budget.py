@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from freemad.evolve.protocol import EvolveRequest, render_worker_prompt
+from freemad.evolve.worker_protocol import EvolveRequest, render_worker_prompt
 
 _PLAN_END = " [...]"
 

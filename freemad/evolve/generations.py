@@ -17,16 +17,16 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from freemad.config.evolve import EvolveConfig
+from freemad.config.evolve_section import EvolveConfig
 from freemad.core.evolve import Measurement, judge
 from freemad.core.evolve.fold import EvolveState
 from freemad.core.evolve.population import Member, confirm, outcome, signature, winner
 from freemad.evolve.judging import measure_candidate, measurement_data, run_stages
-from freemad.sandbox.port import View
-from freemad.workspace.port import RunLineage
+from freemad.sandbox.sandbox_port import View
+from freemad.workspace.repository_port import RunLineage
 
 if TYPE_CHECKING:
-    from freemad.evolve.runtime import EvolveRunner
+    from freemad.evolve.evolve_runner import EvolveRunner
 
 _REASON = 300  # characters of each candidate's reason kept in the generation's summary
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from freemad.agents.outputs import cause_line
-from freemad.config.evolve import EvolveConfig, StageConfig
+from freemad.config.evolve_section import EvolveConfig, StageConfig
 from freemad.core.evolve import (
     REPLY_STAGE,
     WORKER_STAGE,
@@ -22,8 +22,8 @@ from freemad.core.evolve import (
 )
 from freemad.core.evolve.fold import EvolveState
 from freemad.core.evolve.git_names import commit_message
-from freemad.sandbox.port import Sandbox, View
-from freemad.workspace.port import RunLineage
+from freemad.sandbox.sandbox_port import Sandbox, View
+from freemad.workspace.repository_port import RunLineage
 
 _TAIL = 2000  # characters of a stage's output kept in the judged event
 

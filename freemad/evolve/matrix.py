@@ -33,9 +33,9 @@ from freemad.core.evolve import Measurement, judge
 from freemad.core.evolve.fold import EvolveState, Status
 from freemad.errors import UsageError
 from freemad.evolve import generations
+from freemad.evolve.evolve_runner import EvolveRunner
 from freemad.evolve.judging import sandbox_problem
-from freemad.evolve.runtime import EvolveRunner
-from freemad.workspace.port import RunLineage
+from freemad.workspace.repository_port import RunLineage
 
 # The candidate jobs' setup beyond the worker call and the stages: a runner's start, the
 # checkouts, installing FREE-MAD and the agent CLIs, the artifact's upload (generous on purpose).

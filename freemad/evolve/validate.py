@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from freemad.agents.health import check_agents
-from freemad.config.evolve import EvolveConfig
+from freemad.config.evolve_section import EvolveConfig
 from freemad.config.models import FreemadConfig
 from freemad.core.evolve import judge
 from freemad.errors import FreemadError
-from freemad.evolve.costs import cap_warning
+from freemad.evolve.call_costs import cap_warning
 from freemad.evolve.judging import measurement_data, run_stages, sandbox_problem
-from freemad.sandbox.port import Sandbox, View
-from freemad.workspace.port import Repositories
+from freemad.sandbox.sandbox_port import Sandbox, View
+from freemad.workspace.repository_port import Repositories
 
 
 def validate(

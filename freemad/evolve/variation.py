@@ -12,18 +12,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from freemad.agents.port import AgentPort, CallRequest
-from freemad.config.evolve import EvolveConfig
+from freemad.adapters import Adapters, port_for
+from freemad.agents.agent_port import AgentPort, CallRequest
 from freemad.config.evolve_agents import debate_agents, intervention_agent
+from freemad.config.evolve_section import EvolveConfig
 from freemad.config.models import FreemadConfig, Mode
-from freemad.config.tasks import ToolPolicy
-from freemad.debate.records import DebateResult
-from freemad.debate.runtime import arun_debate
+from freemad.config.task_section import ToolPolicy
+from freemad.debate.debate_record import DebateResult
+from freemad.debate.debate_runner import arun_debate
 from freemad.errors import FreemadError
+from freemad.evolve.call_costs import call_cost, debate_cost
 from freemad.evolve.context_budget import fit
-from freemad.evolve.costs import call_cost, debate_cost
 from freemad.evolve.debaters import scoped
-from freemad.evolve.protocol import (
+from freemad.evolve.worker_protocol import (
     EvolveRequest,
     Incumbent,
     Rejection,
@@ -31,9 +32,8 @@ from freemad.evolve.protocol import (
     render_directions_requirement,
     render_plan_requirement,
 )
-from freemad.ports import Adapters, port_for
-from freemad.sandbox.port import Sandbox, View
-from freemad.tasks.protocol import ResponseError, parse_response
+from freemad.sandbox.sandbox_port import Sandbox, View
+from freemad.tasks.task_protocol import ResponseError, parse_response
 from freemad.workspace.policy import apply_writes, check_command
 
 # Writes a worker lists in its reply may go anywhere in the worktree but .git; protected paths

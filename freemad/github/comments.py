@@ -12,8 +12,8 @@ from typing import Any
 
 import jinja2
 
-from freemad.core.tasks import TaskState
-from freemad.debate.records import DebateResult
+from freemad.core.task_machine import TaskState
+from freemad.debate.debate_record import DebateResult
 from freemad.markdown import escape_markdown, escape_markdown_block
 
 _MARKS = {

@@ -20,13 +20,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from freemad.agents.port import AgentPort
+from freemad.adapters import Adapters
+from freemad.agents.agent_port import AgentPort
 from freemad.config.models import FreemadConfig
 from freemad.core.evolve.fold import EvolveState
 from freemad.errors import FreemadError, UsageError
 from freemad.evolve import matrix
+from freemad.evolve.evolve_runner import EvolveRunner
 from freemad.evolve.matrix import Admitted, MatrixRunner, Plan
-from freemad.evolve.runtime import EvolveRunner
 from freemad.github.evolve_pr import (
     EvolveOnPr,
     Job,
@@ -39,10 +40,9 @@ from freemad.github.forge import Forge
 from freemad.github.matrix_results import read_results, write_result
 from freemad.github.publish import fetch_refs, local_repo, push_refs
 from freemad.github.state_branch import StateBranch
-from freemad.ports import Adapters
 from freemad.store import Store
-from freemad.store.port import RUN_ID
 from freemad.store.run_folders import IssueRef
+from freemad.store.store_port import RUN_ID
 
 
 def candidate_ref(run_id: str, generation: int, candidate: int) -> str:

@@ -16,19 +16,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from freemad.agents.port import AgentPort
+from freemad.adapters import Adapters
+from freemad.agents.agent_port import AgentPort
 from freemad.config.models import FreemadConfig
 from freemad.core.evolve.fold import EvolveState, Status
 from freemad.core.evolve.git_names import branch_name, tag_name
 from freemad.errors import ConfigError, FreemadError, UsageError
 from freemad.evolve.chart import format_number
-from freemad.evolve.report import trajectory_rows
-from freemad.evolve.runtime import EvolveRunner, StepSink
+from freemad.evolve.evolve_runner import EvolveRunner, StepSink
+from freemad.evolve.run_report import trajectory_rows
 from freemad.github.forge import Forge, PullRequestRef
 from freemad.github.publish import fetch_refs, is_ancestor, local_repo, push_refs
 from freemad.github.pulls import BranchOnly, open_or_explain
 from freemad.markdown import code_span, escape_markdown, one_line
-from freemad.ports import Adapters
 from freemad.store import Store
 from freemad.workspace.git import commit_of
 

@@ -18,7 +18,7 @@ from typing import Any
 import git
 
 from freemad.config.models import FreemadConfig
-from freemad.core.tasks import Status, TaskState
+from freemad.core.task_machine import Status, TaskState
 from freemad.errors import FreemadError, UsageError
 from freemad.github.forge import Forge, ForgeError, PullRequestRef
 from freemad.github.pulls import BranchOnly, open_or_explain
@@ -134,7 +134,7 @@ def publish_task(
     """Push an approved code task's work as its branch and open a pull request into `base`, once:
     an open pull request from that branch into `base` is returned as it is. Where GitHub refuses
     the job a pull request, the pushed branch and the setting to change (`pulls.BranchOnly`)."""
-    from freemad.tasks.runtime import TaskRunner
+    from freemad.tasks.task_runner import TaskRunner
 
     _check_id(task_id)
     state = TaskRunner(config, store).state(task_id)

@@ -14,7 +14,7 @@ from typing import Any
 
 from freemad.config.models import FreemadConfig
 from freemad.core.review_diff import LeftOut
-from freemad.debate.review import ReviewResult
+from freemad.debate.review_debate import ReviewResult
 from freemad.debate.review_markdown import finding_comment, render_summary
 from freemad.github.forge import PullFile
 

@@ -14,7 +14,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from freemad.agents.port import AgentPort
+from freemad.adapters import Adapters
+from freemad.agents.agent_port import AgentPort
 from freemad.config.models import FreemadConfig
 from freemad.core.commands import Command, CommandError, parse_comment
 from freemad.core.permissions import Actor, may_act
@@ -34,7 +35,6 @@ from freemad.github.refusals import refuse_once
 from freemad.github.routing import CommentEvent, Routed, label_mode, route
 from freemad.github.thread import Clients, Outcome, Settings, Thread
 from freemad.github.verbs import VERBS, verb_of
-from freemad.ports import Adapters
 from freemad.store import Store
 
 _log = logging.getLogger("freemad.github")

@@ -31,7 +31,6 @@ import git
 from freemad.debate.live_store import PROGRESS
 from freemad.errors import FreemadError
 from freemad.store.artifacts import sha256_hex
-from freemad.store.port import RUN_ID, Store, StoredEvent, UnknownRun
 from freemad.store.run_folders import (
     RUNS,
     ArtifactEntry,
@@ -48,6 +47,7 @@ from freemad.store.run_folders import (
     run_file_bytes,
     run_file_of,
 )
+from freemad.store.store_port import RUN_ID, Store, StoredEvent, UnknownRun
 from freemad.workspace.git import COMMIT_CONFIG, commit_of, open_repo
 
 # Words of a `[remote rejected]` push that lost the race for the ref lock, so is worth retrying.

@@ -13,14 +13,14 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from freemad.agents.port import AgentPort
+from freemad.adapters import Adapters
+from freemad.agents.agent_port import AgentPort
 from freemad.config.models import FreemadConfig
 from freemad.core.commands import Command
 from freemad.core.untrusted import clean
 from freemad.github.comments import render_reply
 from freemad.github.evolve_pr import PullRequestInfo
 from freemad.github.forge import Forge, PostedComment
-from freemad.ports import Adapters
 from freemad.store import Store
 
 _NO_CHECKOUT = (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from freemad.sandbox.port import (
+from freemad.sandbox.sandbox_port import (
     ContainerSpec,
     Sandbox,
     SandboxFactory,

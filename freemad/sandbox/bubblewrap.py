@@ -27,14 +27,14 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from freemad.sandbox.port import (
+from freemad.sandbox.process import ENV_ALLOWLIST, CommandResult, command_env, run_command
+from freemad.sandbox.sandbox_port import (
     AGENT_HOMES,
     CREDENTIAL_STORES,
     DAEMON_SOCKETS,
     RUNTIME_DIRS,
     View,
 )
-from freemad.sandbox.process import ENV_ALLOWLIST, CommandResult, command_env, run_command
 from freemad.sandbox.seccomp import filter_fd, unix_socket_filter
 
 _PROBE_TIMEOUT = 10.0

@@ -1,6 +1,6 @@
 """Choosing a sandbox: bubblewrap where it runs, a container where asked, the host only on purpose
 (`security.sandbox: host`), and otherwise a refusal that says why. The adapters behind
-`freemad.sandbox.port.SandboxFactory`: the surfaces hand the runtimes their choice
+`freemad.sandbox.sandbox_port.SandboxFactory`: the surfaces hand the runtimes their choice
 (`freemad.wiring`), the runtimes never make it."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 from freemad.sandbox.bubblewrap import BubblewrapSandbox
 from freemad.sandbox.container import ContainerSandbox
 from freemad.sandbox.host import HostSandbox
-from freemad.sandbox.port import ContainerSpec, Sandbox, SandboxUnavailable, View
 from freemad.sandbox.process import CommandResult, command_env
+from freemad.sandbox.sandbox_port import ContainerSpec, Sandbox, SandboxUnavailable, View
 
 
 def _advice(problem: str) -> str:

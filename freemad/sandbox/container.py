@@ -20,7 +20,8 @@ from pathlib import Path
 from freemad.config import mounts
 from freemad.sandbox.container_sentinel import KILL_TIMEOUT
 from freemad.sandbox.host import guard, passthrough_line
-from freemad.sandbox.port import (
+from freemad.sandbox.process import CommandResult, command_env, run_command
+from freemad.sandbox.sandbox_port import (
     AGENT_HOMES,
     CREDENTIAL_STORES,
     DAEMON_SOCKETS,
@@ -29,7 +30,6 @@ from freemad.sandbox.port import (
     MountSpec,
     View,
 )
-from freemad.sandbox.process import CommandResult, command_env, run_command
 
 # What the container runtime's own CLI needs to reach its daemon; never passed into the container.
 RUNTIME_ENV = (

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from freemad.sandbox import reaper
-from freemad.sandbox.port import View
 from freemad.sandbox.process import ENV_ALLOWLIST, CommandResult, run_command
+from freemad.sandbox.sandbox_port import View
 
 
 @functools.cache

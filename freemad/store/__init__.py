@@ -4,7 +4,10 @@
 `run_folders` is the same log as files, the layout of the GitHub state branch.
 """
 
-from freemad.store.port import (
+from freemad.store.reader import StoreReader
+from freemad.store.schema import SCHEMA_VERSION
+from freemad.store.sqlite import SqliteStore
+from freemad.store.store_port import (
     RUN_ID,
     ArtifactCorrupt,
     ArtifactRef,
@@ -16,9 +19,6 @@ from freemad.store.port import (
     StoreUnreadable,
     UnknownRun,
 )
-from freemad.store.reader import StoreReader
-from freemad.store.schema import SCHEMA_VERSION
-from freemad.store.sqlite import SqliteStore
 
 __all__ = [
     "RUN_ID",

@@ -8,7 +8,7 @@ import tempfile
 from contextlib import suppress
 from pathlib import Path
 
-from freemad.store.port import ArtifactCorrupt, StoreError
+from freemad.store.store_port import ArtifactCorrupt, StoreError
 
 
 def sha256_hex(content: bytes) -> str:

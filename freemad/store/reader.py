@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from freemad.store.port import ArtifactRef, RunRow, StoredEvent, StoreError, StoreUnreadable
 from freemad.store.rows import (
     SELECT_ARTIFACTS,
     SELECT_EVENTS,
@@ -24,6 +23,7 @@ from freemad.store.rows import (
     run_row,
     stored_event,
 )
+from freemad.store.store_port import ArtifactRef, RunRow, StoredEvent, StoreError, StoreUnreadable
 
 BUSY_TIMEOUT = 10.0  # seconds a read waits for a writer's lock
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from freemad.store.port import ArtifactRef, RunRow, StoredEvent
+from freemad.store.store_port import ArtifactRef, RunRow, StoredEvent
 
 SELECT_RUNS = "SELECT run_id, kind, status, created_at, updated_at, summary FROM runs"
 SELECT_ARTIFACTS = "SELECT artifact_id, run_id, name, sha256, size, path, created_at FROM artifacts"

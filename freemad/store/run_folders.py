@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from freemad.store.port import RUN_ID, StoredEvent, StoreError
+from freemad.store.store_port import RUN_ID, StoredEvent, StoreError
 
 RUNS = "runs"
 RUN_FILE = "run.json"

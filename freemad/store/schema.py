@@ -13,7 +13,7 @@ import time
 from contextlib import suppress
 from pathlib import Path
 
-from freemad.store.port import StoreError
+from freemad.store.store_port import StoreError
 
 # 1: the event log and the run table that lists it.
 _RUNS_AND_EVENTS = """

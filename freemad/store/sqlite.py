@@ -19,15 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from freemad.store import artifacts as files
-from freemad.store.port import (
-    RUN_ID,
-    ArtifactRef,
-    RunExists,
-    RunRow,
-    StoredEvent,
-    StoreError,
-    UnknownRun,
-)
 from freemad.store.rows import (
     SELECT_ARTIFACTS,
     SELECT_EVENTS,
@@ -37,6 +28,15 @@ from freemad.store.rows import (
     stored_event,
 )
 from freemad.store.schema import connect
+from freemad.store.store_port import (
+    RUN_ID,
+    ArtifactRef,
+    RunExists,
+    RunRow,
+    StoredEvent,
+    StoreError,
+    UnknownRun,
+)
 
 
 class SqliteStore:

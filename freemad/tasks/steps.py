@@ -11,13 +11,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from freemad.agents.port import AgentPort, CallRequest
+from freemad.adapters import Adapters, port_for
+from freemad.agents.agent_port import AgentPort, CallRequest
 from freemad.config.models import FreemadConfig, Mode
-from freemad.core.tasks import REVIEWS, Call, TaskState, after_failure, after_reply
-from freemad.ports import Adapters, port_for
-from freemad.sandbox.port import Sandbox, View
-from freemad.store.port import Store
-from freemad.tasks.protocol import (
+from freemad.core.task_machine import REVIEWS, Call, TaskState, after_failure, after_reply
+from freemad.sandbox.sandbox_port import Sandbox, View
+from freemad.store.store_port import Store
+from freemad.tasks.task_protocol import (
     ResponseError,
     TaskRequest,
     TaskResponse,
@@ -25,7 +25,7 @@ from freemad.tasks.protocol import (
     render_prompt,
 )
 from freemad.workspace.policy import apply_writes, check_command
-from freemad.workspace.port import TaskWorktree
+from freemad.workspace.repository_port import TaskWorktree
 
 Step = tuple[str, dict[str, Any]]
 # How much of an earlier stage's output, a diff, or a command's output a request carries.

@@ -19,7 +19,7 @@ import git
 
 from freemad.core.evolve.git_names import branch_name, tag_name
 from freemad.workspace.git import candidate_environment, commit_of, open_repo
-from freemad.workspace.port import RunRefs, Tampering
+from freemad.workspace.repository_port import RunRefs, Tampering
 
 
 def _short(commit: str | None) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from freemad.config.tasks import ToolPolicy
+from freemad.config.task_section import ToolPolicy
 from freemad.core.work_items import path_parts, within
 
 

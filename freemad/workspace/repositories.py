@@ -1,4 +1,4 @@
-"""The GitPython adapter behind the repository port (`freemad.workspace.port.Repositories`): a
+"""The GitPython adapter behind the repository port (`freemad.workspace.repository_port.Repositories`): a
 code task's worktree (`gitspace`), an evolve run's lineage (`lineage`) and the guard on it
 (`guard`). The surfaces hand it to the runtimes through `freemad.wiring`."""
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from freemad.agents import invocation
+from freemad.agents.agent_port import CallRequest, CallStatus
 from freemad.agents.invocation import CommandNotFound, resolve_program
-from freemad.agents.port import CallRequest, CallStatus
 from freemad.agents.subprocess_agent import CliAgent
 from freemad.config.models import AgentConfig, Mode
 from tests.agents.conftest import FakeBin

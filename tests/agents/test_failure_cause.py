@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from freemad.agents.agent_port import CallRequest, CallStatus
 from freemad.agents.outputs import cause_line
-from freemad.agents.port import CallRequest, CallStatus
 from freemad.agents.subprocess_agent import CliAgent
 from freemad.config.models import AgentConfig, Mode
 

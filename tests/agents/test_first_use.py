@@ -9,7 +9,7 @@ import stat
 import sys
 from pathlib import Path
 
-from freemad.agents.port import CallRequest
+from freemad.agents.agent_port import CallRequest
 from freemad.agents.subprocess_agent import CliAgent
 from freemad.config.models import AgentConfig, AgentType, Mode
 

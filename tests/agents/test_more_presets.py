@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from freemad.agents.agent_port import CallRequest, CallStatus
 from freemad.agents.invocation import build_argv
-from freemad.agents.port import CallRequest, CallStatus
 from freemad.agents.presets import NOT_LOGGED_IN, OPENCODE_AGENTS, PRESETS, extract
 from freemad.agents.subprocess_agent import CliAgent
 from freemad.config.models import AgentConfig, AgentType, Mode

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from freemad.agents.agent_port import CallRequest, CallStatus
 from freemad.agents.invocation import build_argv
-from freemad.agents.port import CallRequest, CallStatus
 from freemad.agents.presets import GEMINI_DENY_ALL, NOT_LOGGED_IN, PRESETS, extract, preset_for
 from freemad.agents.subprocess_agent import CliAgent
 from freemad.config.models import AgentConfig, AgentType, Mode

@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 import yaml
 
+from freemad.agents.agent_port import CallRequest, CallResult, CallStatus
 from freemad.agents.health import version_line
-from freemad.agents.port import CallRequest, CallResult, CallStatus
 from freemad.agents.presets import preset_for
 from freemad.agents.subprocess_agent import CliAgent
 from freemad.config.models import AgentConfig, AgentType, Mode

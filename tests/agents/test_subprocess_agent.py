@@ -7,7 +7,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from freemad.agents.port import CallRequest, CallStatus
+from freemad.agents.agent_port import CallRequest, CallStatus
 from freemad.agents.subprocess_agent import CliAgent
 from freemad.config.models import AgentConfig, Mode
 from tests.conftest import recording_agent

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from freemad.agents.port import CallRequest, CallStatus
+from freemad.agents.agent_port import CallRequest, CallStatus
 from freemad.agents.presets import PRESETS
 from freemad.agents.subprocess_agent import CliAgent
 from freemad.agents.versions import preset_options, refused_flag, version_range, version_warning

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from freemad.debate.records import PARSED_REPLY_END, REPLY_END, kept_reply
+from freemad.debate.debate_record import PARSED_REPLY_END, REPLY_END, kept_reply
 from freemad.debate.transcript import fenced
 from tests import terminal
 from tests.cli.helpers import FREEMAD, script_agents

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from freemad.config.evolve import StopConfig
+from freemad.config.evolve_section import StopConfig
 from freemad.core.evolve.fold import END_REASONS, fold, next_action
 from freemad.core.evolve.git_names import DEFAULT_BRANCH_PREFIX, branch_name, check_branch_prefix
 from freemad.core.evolve.supervisor import cost_cap_reached

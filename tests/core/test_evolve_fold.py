@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from freemad.config.evolve import StopConfig, SupervisorConfig
+from freemad.config.evolve_section import StopConfig, SupervisorConfig
 from freemad.core.evolve.fold import Status, fold, next_action
 
 SUPERVISOR = SupervisorConfig(

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from freemad.config.evolve import StopConfig, SupervisorConfig
+from freemad.config.evolve_section import StopConfig, SupervisorConfig
 from freemad.core.evolve.fold import Next, PendingAdmission, Status, Version, fold, next_action
 from freemad.core.evolve.judge import Measurement
 from freemad.core.evolve.supervisor import Directive, IterationRecord

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from freemad.config.evolve import StopConfig, SupervisorConfig
+from freemad.config.evolve_section import StopConfig, SupervisorConfig
 from freemad.core.evolve import (
     Directive,
     IterationRecord,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from freemad.core.review import Finding, finding_id
+from freemad.core.review_findings import Finding, finding_id
 from freemad.core.review_score import CLEAN, score_review
 from freemad.core.scoring import Weights
 

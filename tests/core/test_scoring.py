@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from freemad.core.answers import answer_id, canonicalize
+from freemad.core.answer_identity import answer_id, canonicalize
 from freemad.core.scoring import (
     Action,
     Move,

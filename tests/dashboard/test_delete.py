@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from freemad.core.events import Event
+from freemad.core.run_events import Event
 from freemad.dashboard.evals import EvalFolder
 from freemad.dashboard.server import create_app
 from freemad.dashboard.settings import DashboardSettings
 from freemad.dashboard.sources import build_sources
-from freemad.debate.live import LiveJournal
+from freemad.debate.live_journal import LiveJournal
 from freemad.redact import Redactor
 from tests.dashboard.browser import LivePage, chromium
 from tests.dashboard.runs import FREEMAD, environment, run, start_plan_task

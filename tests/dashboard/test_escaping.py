@@ -15,10 +15,10 @@ from pydantic import BaseModel
 from freemad.dashboard.fenced import parts
 from freemad.dashboard.render import render_index, render_run
 from freemad.dashboard.sources import Artifact, RunData
-from freemad.debate import records
+from freemad.debate import debate_record as records
 from tests.dashboard.runs import Runs, transcript_of
 from tests.dashboard.test_views import every_agent_failed, task_events
-from tests.evolve.test_report import realistic_run
+from tests.evolve.test_run_report import realistic_run
 
 PAYLOAD = (
     "<script>alert(1)</script><img src=x onerror=alert(2)>\"'><svg onload=alert(3)>"

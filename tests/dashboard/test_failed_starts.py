@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from freemad.core.events import Event
+from freemad.core.run_events import Event
 from freemad.dashboard import failed_starts
 from freemad.dashboard.failed_starts import FailedStarts
 from freemad.dashboard.sources import TranscriptDir
-from freemad.debate.live import LiveJournal
+from freemad.debate.live_journal import LiveJournal
 from freemad.redact import Redactor
 from tests.conftest import wait_for
 from tests.dashboard.browser import LivePage, chromium
@@ -187,7 +187,7 @@ def test_an_abandoned_debate_shows_what_stopped_it(tmp_path: Path) -> None:
     stopped without finishing, and, once the watcher kept why, why (escaped)."""
     from freemad.dashboard.server import create_app
     from freemad.dashboard.settings import DashboardSettings
-    from freemad.debate.live import running_dir
+    from freemad.debate.live_journal import running_dir
 
     run_id = "feedfacefeedfacefeedfacefeedface"
     with LiveJournal(tmp_path, Redactor([])) as journal:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from freemad.core.answers import IdentityMode, canonicalize
+from freemad.core.answer_identity import IdentityMode, canonicalize
 from freemad.dashboard.fenced import HIGHLIGHT_CHARS, Part, highlighted, parts
 
 

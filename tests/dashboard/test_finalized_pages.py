@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from freemad.agents.port import CallResult, CallStatus
+from freemad.agents.agent_port import CallResult, CallStatus
 from freemad.dashboard.render import render_run
 from freemad.dashboard.site import build_site
 from freemad.dashboard.sources import RunData, TranscriptDir
 from freemad.debate import run_debate
-from freemad.debate.records import DebateResult
+from freemad.debate.debate_record import DebateResult
 from freemad.debate.transcript import render_markdown, transcript_data, write_transcript
 from freemad.github.comments import render_debate
 from freemad.redact import Redactor

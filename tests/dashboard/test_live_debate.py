@@ -16,11 +16,11 @@ from typing import Any
 
 import yaml
 
-from freemad.core.events import Event
+from freemad.core.run_events import Event
 from freemad.dashboard.records import RunData
 from freemad.dashboard.render import render_run
 from freemad.dashboard.sources import TranscriptDir
-from freemad.debate.live import LiveJournal, running_dir
+from freemad.debate.live_journal import LiveJournal, running_dir
 from freemad.redact import Redactor
 from tests.conftest import MOCK_AGENT, SANDBOX, wait_for
 from tests.dashboard.browser import LivePage, chromium

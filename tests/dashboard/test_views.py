@@ -8,18 +8,18 @@ from typing import Any
 
 import pytest
 
-from freemad.agents.port import CallResult, CallStatus
+from freemad.agents.agent_port import CallResult, CallStatus
 from freemad.cli.output import print_result
 from freemad.dashboard import debate_views, viewdata, views
 from freemad.dashboard.render import render_index, render_run
 from freemad.dashboard.sources import Artifact, RunData
 from freemad.debate import run_debate
-from freemad.debate.records import DebateResult
+from freemad.debate.debate_record import DebateResult
 from freemad.github.comments import render_debate
 from freemad.redact import Redactor
 from tests.conftest import ScriptedAgent, generation, scripted_config
 from tests.dashboard.runs import Runs, transcript_of
-from tests.evolve.test_report import RunBuilder, realistic_run
+from tests.evolve.test_run_report import RunBuilder, realistic_run
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from freemad.agents.port import CallResult
-from freemad.core.answers import answer_id, canonicalize
+from freemad.agents.agent_port import CallResult
+from freemad.core.answer_identity import answer_id, canonicalize
 from freemad.debate import run_debate
 from tests.conftest import MOCK_AGENT, ScriptedAgent, generation, keep, scripted_config
 

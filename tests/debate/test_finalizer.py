@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from freemad.agents.port import CallRequest, CallResult, CallStatus
+from freemad.agents.agent_port import CallRequest, CallResult, CallStatus
 from freemad.config import parse_config
 from freemad.config.models import Mode
 from freemad.debate import run_debate
+from freemad.debate.debate_record import DebateResult
 from freemad.debate.prompts import PromptBook, ShownAnswer, unforgeable_fence
-from freemad.debate.records import DebateResult
 from freemad.debate.transcript import transcript_data, write_transcript
 from freemad.errors import ConfigError
 from freemad.redact import Redactor

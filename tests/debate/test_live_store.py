@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from freemad.core.events import Event
+from freemad.core.run_events import Event
+from freemad.debate.debate_record import DebateResult
 from freemad.debate.live_store import (
     FINISHED,
     PROGRESS,
@@ -23,7 +24,6 @@ from freemad.debate.live_store import (
     runner_gone_at,
     stored_debate,
 )
-from freemad.debate.records import DebateResult
 from freemad.store import RunRow, SqliteStore
 from tests.conftest import make_config, mock_agent, wait_for
 

@@ -3,7 +3,7 @@ line, ignore the format, and refuse prompts past their context window. Each has 
 
 from __future__ import annotations
 
-from freemad.agents.port import CallResult, CallStatus
+from freemad.agents.agent_port import CallResult, CallStatus
 from freemad.debate import run_debate
 from freemad.debate.prompts import PromptBook, estimate_tokens
 from freemad.debate.turns import tighter_cap

@@ -14,7 +14,7 @@ import pytest
 from freemad.dashboard.render import render_run
 from freemad.dashboard.sources import RunData
 from freemad.debate import run_debate
-from freemad.debate.records import DebateResult
+from freemad.debate.debate_record import DebateResult
 from freemad.debate.transcript import render_markdown, transcript_data
 from freemad.debate.validation import confidence_of, scan_secrets
 from freemad.github.comments import render_debate

@@ -13,7 +13,7 @@ import pytest
 from freemad.dashboard.render import render_run
 from freemad.dashboard.sources import RunData
 from freemad.debate import run_debate
-from freemad.debate.records import DebateResult
+from freemad.debate.debate_record import DebateResult
 from freemad.debate.transcript import transcript_data, write_transcript
 from freemad.eval.methods import decisions, trajectory
 from freemad.eval.rescore import read_transcripts

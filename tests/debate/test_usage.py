@@ -3,7 +3,7 @@ calls cost (a debate's metrics, and the cost cap of an evolve run that sums them
 
 from __future__ import annotations
 
-from freemad.agents.port import CallResult, CallStatus
+from freemad.agents.agent_port import CallResult, CallStatus
 from freemad.debate import run_debate
 from tests.conftest import ScriptedAgent, generation, make_config
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from freemad.debate.records import DebateResult
+from freemad.debate.debate_record import DebateResult
 from freemad.eval.grading import grade
 from freemad.eval.items import Item
-from freemad.sandbox.port import Sandbox
+from freemad.sandbox.sandbox_port import Sandbox
 from tests.eval.agents import evaluate, write_items, write_setup
 
 pytest.importorskip("sympy", reason="the math checker needs sympy (freemad[eval])")
@@ -116,7 +116,7 @@ class _CrashingSandbox:
 
 
 def test_a_checker_that_crashes_makes_its_item_unscorable(tmp_path: Path) -> None:
-    from freemad.eval.report import build_report
+    from freemad.eval.accuracy_report import build_report
 
     write_setup(tmp_path / "agents", TABLE, debate={"rounds": 1})
     gsm8k = write_items(

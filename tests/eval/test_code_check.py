@@ -9,7 +9,7 @@ import pytest
 
 from freemad.eval.code_check import passes
 from freemad.eval.datasets import Item
-from freemad.sandbox.port import Sandbox
+from freemad.sandbox.sandbox_port import Sandbox
 from freemad.wiring import ADAPTERS
 from tests.conftest import needs_bwrap
 

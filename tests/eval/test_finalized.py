@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from freemad.dashboard.eval_views import ReportShapeError, check_report, eval_view
-from freemad.eval.report import table
+from freemad.eval.accuracy_report import table
 from tests.cli.helpers import freemad
 from tests.eval.agents import calls, write_items, write_setup
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from freemad.debate.records import DebateResult
+from freemad.debate.debate_record import DebateResult
 from freemad.eval.datasets import Item
 from freemad.eval.rescore import match_transcripts, read_index
 

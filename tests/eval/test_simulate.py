@@ -14,7 +14,7 @@ import pytest
 
 from freemad.cli.eval_simulate import caption, simulate
 from freemad.cli.run import run_cli
-from freemad.core.answers import answer_id, canonicalize
+from freemad.core.answer_identity import answer_id, canonicalize
 from freemad.core.scoring import Weights, score_moves
 from freemad.debate import run_debate
 from freemad.eval.simulate import (

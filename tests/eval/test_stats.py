@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from freemad.eval.report import wilson
+from freemad.eval.accuracy_report import wilson
 from freemad.eval.stats import compare, comparisons, format_p, mcnemar_exact, sentence
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from freemad.config.evolve import JudgeConfig, StageConfig
+from freemad.config.evolve_section import JudgeConfig, StageConfig
 from freemad.core.evolve import (
     Measurement,
 )

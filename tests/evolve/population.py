@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from freemad.agents.port import CallRequest, CallResult, CallStatus
+from freemad.agents.agent_port import CallRequest, CallResult, CallStatus
 from tests.evolve.runs import CALC, PY, Worker, request_of
 
 # {generation: [the cost each candidate writes]}; "bug" makes add() wrong, so the gate fails it;

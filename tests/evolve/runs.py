@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from freemad.agents.port import CallRequest, CallResult, CallStatus
+from freemad.agents.agent_port import CallRequest, CallResult, CallStatus
 from freemad.config import FreemadConfig
-from freemad.evolve.runtime import EvolveRunner
+from freemad.evolve.evolve_runner import EvolveRunner
 from freemad.store import SqliteStore
-from freemad.tasks.protocol import MARKER
+from freemad.tasks.task_protocol import MARKER
 from freemad.wiring import ADAPTERS, open_evolve_store
 from tests.conftest import make_config
 

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from freemad.evolve.chart import ChartData, Point, draw_score_chart, log_ticks, uses_log_scale
-from freemad.evolve.report import render_report
+from freemad.evolve.run_report import render_report
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -78,7 +78,7 @@ def test_log_ticks_cover_the_values_with_at_most_a_few_labels() -> None:
 
 def test_the_cli_report_keeps_its_linear_chart() -> None:
     """Only the dashboards' pages choose the scale (`freemad evolve report` is unchanged)."""
-    from tests.evolve.test_report import RunBuilder
+    from tests.evolve.test_run_report import RunBuilder
 
     run = RunBuilder(comparator=[{"component": "runtime_ms", "direction": "minimize"}])
     for iteration, runtime in enumerate((45.025, 0.282, 0.007)):

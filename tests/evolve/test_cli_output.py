@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from freemad.cli.options import output_options
 from freemad.cli.show import show_evolve
 from freemad.core.evolve.fold import fold
-from freemad.evolve.report import render_report
-from tests.evolve.test_report import RunBuilder, realistic_run
+from freemad.evolve.run_report import render_report
+from tests.evolve.test_run_report import RunBuilder, realistic_run
 
 
 def shown(events: list, *args: str) -> str:

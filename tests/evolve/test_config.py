@@ -12,7 +12,7 @@ import pytest
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from freemad.config.evolve import EvolveConfig
+from freemad.config.evolve_section import EvolveConfig
 from freemad.config.load import describe_validation_error
 from freemad.config.strict import StrictModel
 

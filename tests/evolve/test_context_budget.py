@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from freemad.evolve.context_budget import fit
-from freemad.evolve.protocol import EvolveRequest, Incumbent, Rejection, render_worker_prompt
+from freemad.evolve.worker_protocol import EvolveRequest, Incumbent, Rejection, render_worker_prompt
 from tests.evolve.runs import request_of
 
 GOAL = "make slow_sum fast without changing what it returns"

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from freemad.core.replies import Decision, parse_critique, parse_generation
-from freemad.evolve.protocol import (
+from freemad.evolve.worker_protocol import (
     EvolveRequest,
     Incumbent,
     parse_directions,
@@ -22,7 +22,7 @@ from freemad.evolve.protocol import (
     render_plan_requirement,
     render_worker_prompt,
 )
-from freemad.tasks.protocol import ResponseError, TaskResponse, parse_response
+from freemad.tasks.task_protocol import ResponseError, TaskResponse, parse_response
 
 MOCK = str(Path(sys.executable).parent / "freemad-evolve-mock")
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from freemad.config.evolve import EvolveConfig, StageConfig
+from freemad.config.evolve_section import EvolveConfig, StageConfig
 from freemad.config.load import load_config
 from freemad.config.models import FreemadConfig
 from freemad.core.evolve import StageOutcome, parse_predicate, parse_stage
-from freemad.evolve.protocol import EvolveRequest, Incumbent, render_worker_prompt
+from freemad.evolve.worker_protocol import EvolveRequest, Incumbent, render_worker_prompt
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TOY = EXAMPLES / "evolve_toy"

@@ -9,7 +9,7 @@ from pathlib import Path
 from freemad.core.evolve.fold import Status
 from freemad.dashboard.records import RunData
 from freemad.dashboard.render import render_run
-from freemad.evolve.report import render_report
+from freemad.evolve.run_report import render_report
 from tests.evolve.population import ScriptedPopulation, judge_with, outcomes
 from tests.evolve.runs import Harness, evolve_config, git, harness, make_repo
 

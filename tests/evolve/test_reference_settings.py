@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 import yaml
 
-from freemad.agents.port import CallRequest, CallResult, CallStatus
+from freemad.agents.agent_port import CallRequest, CallResult, CallStatus
 from freemad.config import FreemadConfig, parse_config
 from freemad.core.evolve.fold import Status
 from freemad.errors import ConfigError
-from freemad.evolve.costs import cap_warning
-from freemad.tasks.protocol import MARKER
+from freemad.evolve.call_costs import cap_warning
+from freemad.tasks.task_protocol import MARKER
 from tests.conftest import make_config
 from tests.evolve.runs import (
     Harness,

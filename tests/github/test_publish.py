@@ -22,7 +22,7 @@ from freemad.github.pulls import BranchOnly
 from freemad.github.pygithub_forge import PyGithubForge
 from freemad.github.standin import StandIn
 from freemad.store import SqliteStore
-from freemad.tasks.runtime import TaskRunner
+from freemad.tasks.task_runner import TaskRunner
 from freemad.wiring import ADAPTERS
 
 PY = sys.executable

@@ -87,30 +87,32 @@ def test_the_copy_passes_as_the_package_does(tmp_path: Path) -> None:
         ),
         (
             "core-pure",
-            {"freemad/core/tasks.py": "import subprocess"},
-            "freemad.core.tasks -> subprocess",
+            {"freemad/core/task_machine.py": "import subprocess"},
+            "freemad.core.task_machine -> subprocess",
         ),
         (
             "core-pure",
-            {"freemad/core/answers.py": "from pydantic import BaseModel"},
-            "freemad.core.answers -> pydantic",
+            {"freemad/core/answer_identity.py": "from pydantic import BaseModel"},
+            "freemad.core.answer_identity -> pydantic",
         ),
         (
             "runtimes-handed-adapters",
-            {"freemad/debate/runtime.py": "from freemad.agents.subprocess_agent import CliAgent"},
-            "freemad.debate.runtime -> freemad.agents.subprocess_agent",
+            {
+                "freemad/debate/debate_runner.py": "from freemad.agents.subprocess_agent import CliAgent"
+            },
+            "freemad.debate.debate_runner -> freemad.agents.subprocess_agent",
         ),
         (
-            # The package's __init__ imports the SQLite store: the port is freemad.store.port.
+            # The package's __init__ imports the SQLite store: the port is freemad.store.store_port.
             "runtimes-handed-adapters",
-            {"freemad/evolve/runtime.py": "from freemad.store import SqliteStore"},
+            {"freemad/evolve/evolve_runner.py": "from freemad.store import SqliteStore"},
             "freemad.store -> freemad.store.sqlite",
         ),
         (
-            # The repository port is freemad.workspace.port; its GitPython adapter is handed.
+            # The repository port is freemad.workspace.repository_port; its GitPython adapter is handed.
             "runtimes-handed-adapters",
-            {"freemad/evolve/runtime.py": "from freemad.workspace.lineage import Lineage"},
-            "freemad.evolve.runtime -> freemad.workspace.lineage",
+            {"freemad/evolve/evolve_runner.py": "from freemad.workspace.lineage import Lineage"},
+            "freemad.evolve.evolve_runner -> freemad.workspace.lineage",
         ),
         (
             "runtimes-handed-sandboxes",
@@ -118,7 +120,7 @@ def test_the_copy_passes_as_the_package_does(tmp_path: Path) -> None:
             "freemad.debate.validation -> freemad.sandbox.host",
         ),
         (
-            # The package's __init__ re-exports the choosers: the port is freemad.sandbox.port.
+            # The package's __init__ re-exports the choosers: the port is freemad.sandbox.sandbox_port.
             "runtimes-handed-sandboxes",
             {"freemad/tasks/steps.py": "from freemad.sandbox import code_sandbox"},
             "freemad.sandbox -> freemad.sandbox.choose",
@@ -130,8 +132,8 @@ def test_the_copy_passes_as_the_package_does(tmp_path: Path) -> None:
         ),
         (
             "runtimes-no-adapter-libraries",
-            {"freemad/tasks/runtime.py": "import git"},
-            "freemad.tasks.runtime -> git",
+            {"freemad/tasks/task_runner.py": "import git"},
+            "freemad.tasks.task_runner -> git",
         ),
     ],
 )

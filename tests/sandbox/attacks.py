@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from freemad.config.load import parse_config
-from freemad.evolve.runtime import EvolveRunner
+from freemad.evolve.evolve_runner import EvolveRunner
 from freemad.store import SqliteStore
 from freemad.wiring import ADAPTERS, open_evolve_store
 from tests.conftest import needs_bwrap

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from freemad.agents.port import CallRequest
+from freemad.agents.agent_port import CallRequest
 from freemad.agents.subprocess_agent import CliAgent
 from freemad.config.models import AgentConfig, Mode
-from freemad.debate.runtime import run_debate
+from freemad.debate.debate_runner import run_debate
 from freemad.sandbox import View, agent_sandbox, code_sandbox
 from freemad.store import SqliteStore
 from freemad.wiring import ADAPTERS

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from freemad.config.evolve import ContainerConfig, EvolveConfig
-from freemad.evolve.runtime import judge_hash
+from freemad.config.evolve_section import ContainerConfig, EvolveConfig
+from freemad.evolve.evolve_runner import judge_hash
 from tests.evolve.test_config import _set, error, toy
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from freemad.config.evolve import ContainerConfig
+from freemad.config.evolve_section import ContainerConfig
 from freemad.evolve.validate import validate
 from freemad.sandbox import View, code_sandbox
 from tests.evolve.runs import evolve_config, harness, make_repo

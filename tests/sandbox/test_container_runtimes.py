@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from freemad.config.evolve import ContainerConfig
+from freemad.config.evolve_section import ContainerConfig
 from tests.sandbox.fake_runtime import fake_runtime, logged_calls, make_worktree, run_stage
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from freemad.config.evolve import ContainerConfig
+from freemad.config.evolve_section import ContainerConfig
 from freemad.sandbox import View, code_sandbox, reaper
 from freemad.sandbox import host as sandbox_module
 from freemad.sandbox.container import ContainerSandbox

@@ -179,7 +179,7 @@ def test_a_judge_program_hidden_by_the_private_tmp_is_refused_saying_so(
 
 @needs_bwrap
 def test_a_failed_judge_stage_names_the_cause_it_printed(tmp_path: Path) -> None:
-    from freemad.config.evolve import StageConfig
+    from freemad.config.evolve_section import StageConfig
     from freemad.evolve.judging import run_stages
     from freemad.sandbox import code_sandbox
 

@@ -26,7 +26,7 @@ from shlex import quote
 
 import pytest
 
-from freemad.agents.port import CallRequest, CallResult, CallStatus
+from freemad.agents.agent_port import CallRequest, CallResult, CallStatus
 from freemad.agents.presets import preset_for
 from freemad.agents.subprocess_agent import CliAgent
 from freemad.config.models import AgentConfig, AgentType, Mode

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from freemad.agents.port import CallRequest
+from freemad.agents.agent_port import CallRequest
 from freemad.agents.subprocess_agent import CliAgent
 from freemad.config.models import AgentConfig, Mode
 from freemad.sandbox import host, reaper

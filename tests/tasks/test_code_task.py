@@ -18,7 +18,7 @@ import yaml
 
 from freemad.config import parse_config
 from freemad.store import SqliteStore
-from freemad.tasks.runtime import TaskRunner
+from freemad.tasks.task_runner import TaskRunner
 from freemad.wiring import ADAPTERS
 from tests.conftest import SANDBOX, needs_bwrap
 from tests.sandbox.attacks import kill_marked, new_marker, none_left

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from freemad.workspace.guard import check_refs
 from freemad.workspace.lineage import Lineage, clean_orphans
-from freemad.workspace.port import RunRefs
+from freemad.workspace.repository_port import RunRefs
 from tests.gittools import git, isolated_git
 from tests.workspace.lineage_repos import RUN, lineage, repo, worktrees
 

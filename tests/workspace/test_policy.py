@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from freemad.config.tasks import ToolPolicy
+from freemad.config.task_section import ToolPolicy
 from freemad.core.work_items import scopes_overlap
 from freemad.sandbox.process import OUTPUT_CAP, CommandResult, run_command
 from freemad.workspace.policy import Violation, apply_writes, check_command, check_write

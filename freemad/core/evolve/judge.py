@@ -35,7 +35,7 @@ _OPERATORS: dict[str, Callable[[float, float], bool]] = {
 
 
 class StageSpec(Protocol):
-    """What parsing needs of a judge stage (freemad.config.evolve.StageConfig fits)."""
+    """What parsing needs of a judge stage (freemad.config.evolve_section.StageConfig fits)."""
 
     @property
     def name(self) -> str: ...
@@ -48,7 +48,7 @@ class StageSpec(Protocol):
 
 
 class ComparatorSpec(Protocol):
-    """One comparator entry (freemad.config.evolve.ComparatorEntry fits)."""
+    """One comparator entry (freemad.config.evolve_section.ComparatorEntry fits)."""
 
     @property
     def component(self) -> str: ...
@@ -61,7 +61,7 @@ class ComparatorSpec(Protocol):
 
 
 class JudgeSpec(Protocol):
-    """What admission needs of the judge (freemad.config.evolve.JudgeConfig fits)."""
+    """What admission needs of the judge (freemad.config.evolve_section.JudgeConfig fits)."""
 
     @property
     def gate(self) -> Sequence[str]: ...
@@ -212,7 +212,7 @@ def _excerpt(text: str, limit: int = 30) -> str:
 
 # The failed "stage" of a candidate whose worker failed before it changed anything: its tooling
 # (the CLI could not start, crashed, is not logged in or ran out of time), or its reply (one
-# that could not be used). A config's stage cannot be named so (freemad.config.evolve).
+# that could not be used). A config's stage cannot be named so (freemad.config.evolve_section).
 WORKER_STAGE = "<worker>"
 REPLY_STAGE = "<worker reply>"
 WORKER_STAGES = (WORKER_STAGE, REPLY_STAGE)

@@ -16,7 +16,7 @@ from freemad.core.evolve.judge import WORKER_STAGE, parse_predicate
 
 
 class SupervisorSpec(Protocol):
-    """freemad.config.evolve.SupervisorConfig fits."""
+    """freemad.config.evolve_section.SupervisorConfig fits."""
 
     @property
     def stall_window(self) -> int: ...
@@ -27,7 +27,7 @@ class SupervisorSpec(Protocol):
 
 
 class StopSpec(Protocol):
-    """freemad.config.evolve.StopConfig fits."""
+    """freemad.config.evolve_section.StopConfig fits."""
 
     @property
     def max_iterations(self) -> int: ...

@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from freemad.debate.records import DebateResult
+from freemad.debate.debate_record import DebateResult
 from freemad.github.comments import render_debate
 from freemad.github.thread import Clients, Outcome, Thread
 

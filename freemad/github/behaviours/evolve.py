@@ -15,7 +15,7 @@ from freemad.config.models import FreemadConfig
 from freemad.core.commands import Command
 from freemad.core.evolve.fold import EvolveState
 from freemad.errors import FreemadError
-from freemad.evolve.runtime import EvolveRunner
+from freemad.evolve.evolve_runner import EvolveRunner
 from freemad.github.comments import render_evolve
 from freemad.github.evolve_pr import EvolveOnPr, PullRequestInfo, resume_evolve, start_evolve
 from freemad.github.thread import LinkedRun, Outcome, Thread

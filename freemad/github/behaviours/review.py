@@ -15,9 +15,9 @@ import uuid
 from typing import Any
 
 from freemad.core.commands import Command
-from freemad.core.events import Event, fan_out
-from freemad.debate.records import DebateResult
-from freemad.debate.review import ReviewRequest, ReviewResult, fold_review, review_request
+from freemad.core.run_events import Event, fan_out
+from freemad.debate.debate_record import DebateResult
+from freemad.debate.review_debate import ReviewRequest, ReviewResult, fold_review, review_request
 from freemad.errors import FreemadError
 from freemad.github.forge import ForgeError, PostedReview, PullRequestDetails
 from freemad.github.review_post import diff_from_files, everything_in_body, review_payload
@@ -98,7 +98,7 @@ def _debate(
     """The review debate, kept in the store as it goes (as a debate is), then folded."""
     from freemad.debate import run_debate
     from freemad.debate.live_store import StoreJournal
-    from freemad.debate.review import check_solution, for_review
+    from freemad.debate.review_debate import check_solution, for_review
 
     run_id = uuid.uuid4().hex
     summary: dict[str, Any] = {"goal": f"review of {thread.repo}#{thread.number}"[:200]}

@@ -13,12 +13,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from freemad.core.commands import Command
-from freemad.core.tasks import TaskState
+from freemad.core.task_machine import TaskState
 from freemad.errors import FreemadError
 from freemad.github.comments import render_task
 from freemad.github.publish import stash_task_branch
 from freemad.github.thread import LinkedRun, Outcome, Steer, Thread
-from freemad.tasks.runtime import TaskRunner
+from freemad.tasks.task_runner import TaskRunner
 
 Act = Callable[[Thread, TaskRunner, str, Command], TaskState]
 
