@@ -1,4 +1,5 @@
-"""The debate's scores per round as a self-contained, accessible SVG. Pure and deterministic.
+"""The debate's scores per round as a self-contained, accessible SVG. Pure and deterministic;
+drawn with the shared chart kit (`freemad.svg_chart`).
 
 One line per answer, its cumulative Free-MAD score after each round; the winner is drawn thick
 and labelled. Answers are named by their ids, as everywhere else (the CLI, the comments). Colours are the Okabe-Ito palette (told apart by people with colour-blindness),
@@ -11,15 +12,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from freemad.evolve.chart import format_number, nice_ticks, tick_labels, xml_text
+from freemad.svg_chart import (
+    AXIS,
+    GRID,
+    PALETTE,
+    format_number,
+    nice_ticks,
+    px,
+    svg_document,
+    svg_head,
+    tick_labels,
+    xml_text,
+)
 
-PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999999")
-AXIS, GRID = "#333333", "#E3E3E3"
 _LEFT, _RIGHT, _TOP, _BOTTOM = 56, 168, 20, 40  # the right margin fits "<16-hex id> 46.6667"
-
-
-def _f(value: float) -> str:
-    return f"{value:.1f}"
 
 
 def _score(value: Any) -> float | None:
@@ -47,21 +53,19 @@ def debate_chart_svg(
             if answer in known and score is not None:
                 series.setdefault(answer, []).append((index, score))
     order = [answer for answer in answers if answer in series]
-    head = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" '
-        'aria-labelledby="debate-chart-title debate-chart-desc" '
-        'font-family="sans-serif" font-size="12">',
-        '<title id="debate-chart-title">Score of each answer after each round</title>',
-        f'<desc id="debate-chart-desc">{xml_text(_describe(series, order, winner))}</desc>',
-        f'<rect x="0" y="0" width="{width}" height="{height}" fill="#FFFFFF"/>',
-    ]
+    head = svg_head(
+        width,
+        height,
+        name="debate-chart",
+        title="Score of each answer after each round",
+        desc=_describe(series, order, winner),
+    )
     if not series:
         body = [
-            f'<text x="{_f(width / 2)}" y="{_f(height / 2)}" text-anchor="middle" '
+            f'<text x="{px(width / 2)}" y="{px(height / 2)}" text-anchor="middle" '
             f'fill="{AXIS}">no scores recorded</text>'
         ]
-        return "\n".join([*head, *body, "</svg>"]) + "\n"
+        return svg_document(head, body)
     values = [v for points in series.values() for _, v in points]
     ticks, step = nice_ticks(min(0.0, *values), max(values))
     last = max(1, len(rounds) - 1)
@@ -76,19 +80,19 @@ def debate_chart_svg(
     body = []
     for tick, label in zip(ticks, tick_labels(ticks, step), strict=True):
         body.append(
-            f'<line x1="{left}" y1="{_f(y(tick))}" x2="{right}" y2="{_f(y(tick))}" stroke="{GRID}"/>'
+            f'<line x1="{left}" y1="{px(y(tick))}" x2="{right}" y2="{px(y(tick))}" stroke="{GRID}"/>'
         )
         body.append(
-            f'<text x="{left - 6}" y="{_f(y(tick))}" dy="4" text-anchor="end" '
+            f'<text x="{left - 6}" y="{px(y(tick))}" dy="4" text-anchor="end" '
             f'fill="{AXIS}">{xml_text(label)}</text>'
         )
     for index in range(len(rounds)):
         body.append(
-            f'<text x="{_f(x(index))}" y="{bottom + 18}" text-anchor="middle" '
+            f'<text x="{px(x(index))}" y="{bottom + 18}" text-anchor="middle" '
             f'fill="{AXIS}">{index}</text>'
         )
     body.append(
-        f'<text x="{_f((left + right) / 2)}" y="{height - 6}" text-anchor="middle" '
+        f'<text x="{px((left + right) / 2)}" y="{height - 6}" text-anchor="middle" '
         f'fill="{AXIS}">round</text>'
     )
     taken: list[float] = []
@@ -96,14 +100,14 @@ def debate_chart_svg(
         colour = PALETTE[n % len(PALETTE)]
         points = series[answer]
         thick = "3.5" if answer == winner else "2"
-        path = " ".join(f"{_f(x(i))},{_f(y(v))}" for i, v in points)
+        path = " ".join(f"{px(x(i))},{px(y(v))}" for i, v in points)
         name = answer + (" (winner)" if answer == winner else "")
         body.append(f'<g class="answer"><title>{xml_text(name)}</title>')
         body.append(
             f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="{thick}"/>'
         )
         body += [
-            f'<circle cx="{_f(x(i))}" cy="{_f(y(v))}" r="3.5" fill="{colour}"/>' for i, v in points
+            f'<circle cx="{px(x(i))}" cy="{px(y(v))}" r="3.5" fill="{colour}"/>' for i, v in points
         ]
         end_i, end_v = points[-1]
         label_y = y(end_v) + 4
@@ -111,12 +115,12 @@ def debate_chart_svg(
             label_y += 13
         taken.append(label_y)
         body.append(
-            f'<text x="{_f(x(end_i) + 8)}" y="{_f(label_y)}" '
+            f'<text x="{px(x(end_i) + 8)}" y="{px(label_y)}" '
             f'fill="{colour}" font-weight="{"bold" if answer == winner else "normal"}">'
             f"{xml_text(answer)} {xml_text(format_number(end_v))}</text>"
         )
         body.append("</g>")
-    return "\n".join([*head, *body, "</svg>"]) + "\n"
+    return svg_document(head, body)
 
 
 def _describe(

@@ -11,7 +11,7 @@ from typing import Any
 from freemad.dashboard.charts import debate_chart_svg
 from freemad.dashboard.viewdata import as_list, as_map, as_number, as_text, diff_lines, number
 from freemad.debate.transcript_format import expand
-from freemad.evolve.chart import format_number
+from freemad.svg_chart import format_number
 
 
 def answer_order(transcript: Mapping[str, Any]) -> list[str]:

@@ -14,8 +14,8 @@ from typing import Any
 
 from freemad.dashboard.viewdata import as_list, as_map, as_number, as_text
 from freemad.eval.methods import EXTRA_METHODS, FINALIZED, FREEMAD_DEBATE, METHODS
-from freemad.evolve.chart import xml_text
 from freemad.store.store_port import RUN_ID
+from freemad.svg_chart import AXIS, GRID, svg_document, svg_head, xml_text
 
 LABELS = {
     "single": "single (mean of the agents)",
@@ -190,7 +190,7 @@ def eval_summary(report: Mapping[str, Any]) -> dict[str, Any]:
 
 # --- the chart --------------------------------------------------------------------------------
 
-BAR, WHISKER, AXIS, GRID = "#0072B2", "#000000", "#333333", "#E3E3E3"
+BAR, WHISKER = "#0072B2", "#000000"
 _LEFT, _RIGHT, _TOP, _ROW = 230, 150, 16, 26
 
 
@@ -210,15 +210,13 @@ def eval_chart_svg(
     def x(value: float) -> str:
         return f"{left + (right - left) * value:.1f}"
 
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" '
-        f'aria-labelledby="{chart_id}-title {chart_id}-desc" '
-        'font-family="sans-serif" font-size="12">',
-        f'<title id="{chart_id}-title">{xml_text(title)}</title>',
-        f'<desc id="{chart_id}-desc">{xml_text(title + ". " + _describe(rows))}</desc>',
-        f'<rect x="0" y="0" width="{width}" height="{height}" fill="#FFFFFF"/>',
-    ]
+    out = svg_head(
+        width,
+        height,
+        name=chart_id,
+        title=title,
+        desc=title + ". " + _describe(rows),
+    )
     bottom = _TOP + _ROW * len(rows)
     for tick in range(0, 101, 20):
         out.append(
@@ -261,7 +259,7 @@ def eval_chart_svg(
         f'<text x="{(left + right) / 2:.1f}" y="{height - 4}" text-anchor="middle" '
         f'fill="{AXIS}">{xml_text(caption)}</text>'
     )
-    return "\n".join([*out, "</svg>"]) + "\n"
+    return svg_document(out, [])
 
 
 def _describe(rows: list[dict[str, Any]]) -> str:

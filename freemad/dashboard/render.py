@@ -4,8 +4,8 @@ Pure: the same data renders the same bytes (no clock, no randomness). Every page
 self-contained file: its stylesheet and scripts are inline and allowed by hash in a strict
 Content-Security-Policy, charts are inline SVG, and links are relative, so a page works from
 `file://`, from a Pages sub-path and from the live server alike. Text from agents, issues and
-configs is escaped by autoescaping; the only markup let through is the chart SVG, built by
-`freemad.dashboard.charts` / `freemad.evolve.chart`, which escape every text they draw, and
+configs is escaped by autoescaping; the only markup let through is the chart SVG, built with
+the one chart kit `freemad.svg_chart`, whose `xml_text` escapes every text they draw, and
 highlighted code, Pygments' escaped tokens in spans (`freemad.dashboard.fenced`).
 """
 

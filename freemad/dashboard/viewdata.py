@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from freemad.evolve.chart import format_number
+from freemad.svg_chart import format_number
 
 DIFF_LINES = 400  # a longer diff is cut, with a note
 

@@ -24,8 +24,8 @@ from freemad.dashboard.viewdata import (
     number,
     patch_lines,
 )
-from freemad.evolve.chart import uses_log_scale
 from freemad.evolve.run_report import report_data, score_chart_svg
+from freemad.svg_chart import uses_log_scale
 
 ARTIFACT_CHARS = 200_000
 EVENT_CHARS = 4_000

@@ -1,7 +1,8 @@
 """A report rendered for people: a standalone HTML page (the methods' table, the comparisons, and
 a plot of accuracy against cost with each method's interval) and markdown for a pull request's
 comment. Every label (agent ids, dataset names, reasons) comes from the user's files and is
-escaped: Jinja2's autoescape in HTML and SVG, `freemad.markdown` in markdown."""
+escaped: Jinja2's autoescape in HTML, the shared chart kit's `xml_text` in the plot's SVG
+(`freemad.svg_chart`), `freemad.markdown` in markdown."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import jinja2
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from freemad.eval.methods import EXTRA_METHODS, FINALIZED, FREEMAD_DEBATE, METHODS
 from freemad.markdown import escape_markdown
+from freemad.svg_chart import svg_document, svg_head, xml_text
 
 _WIDTH, _HEIGHT = 640, 360
 _LEFT, _RIGHT, _TOP, _BOTTOM = 60, 20, 20, 50
@@ -65,10 +67,15 @@ def plot_svg(rows: list[dict[str, Any]]) -> Markup:
     def y(share: float) -> float:
         return round(_TOP + span_y * (1 - share), 1)
 
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {_HEIGHT}" role="img" '
-        'aria-labelledby="plot-title">',
-        '<title id="plot-title">Accuracy against tokens per item, with 95% intervals</title>',
+    parts = svg_head(
+        _WIDTH,
+        _HEIGHT,
+        name="plot",
+        title="Accuracy against tokens per item, with 95% intervals",
+        desc=_describe(rows),
+        sized=False,
+    )
+    parts += [
         f'<line x1="{_LEFT}" y1="{y(0)}" x2="{_WIDTH - _RIGHT}" y2="{y(0)}" stroke="#555"/>',
         f'<line x1="{_LEFT}" y1="{y(0)}" x2="{_LEFT}" y2="{y(1)}" stroke="#555"/>',
     ]
@@ -88,7 +95,7 @@ def plot_svg(rows: list[dict[str, Any]]) -> Markup:
         )
     for (cx, cy), group in _points(rows, x, y).items():
         names = ", ".join(row["name"] for row in group)
-        parts.append(f"<g><title>{escape(names)}</title>")
+        parts.append(f"<g><title>{xml_text(names)}</title>")
         for row in group:
             parts.append(
                 f'<line x1="{cx}" y1="{y(row["low"])}" x2="{cx}" y2="{y(row["high"])}" '
@@ -97,10 +104,21 @@ def plot_svg(rows: list[dict[str, Any]]) -> Markup:
         parts.append(f'<circle cx="{cx}" cy="{cy}" r="4" fill="#36c"/></g>')
     for (lx, ly), label, anchor in _labels(rows, x, y):
         parts.append(
-            f'<text x="{lx}" y="{ly}" text-anchor="{anchor}" font-size="11">{escape(label)}</text>'
+            f'<text x="{lx}" y="{ly}" text-anchor="{anchor}" font-size="11">{xml_text(label)}</text>'
         )
-    parts.append("</svg>")
-    return Markup("".join(parts))  # noqa: S704 - every label above went through escape()
+    return Markup(svg_document(parts, []))  # noqa: S704 - every label above went through xml_text()
+
+
+def _describe(rows: list[dict[str, Any]]) -> str:
+    """The plot's text alternative: each method's accuracy, interval and tokens per item."""
+    if not rows:
+        return "No methods."
+    parts = [
+        f"{row['name']}: {row['accuracy']:.1%} ({row['low']:.1%} to {row['high']:.1%}) at "
+        f"{row['tokens_per_item']:,.0f} tokens per item"
+        for row in rows
+    ]
+    return "Accuracy of each method. " + "; ".join(parts) + "."
 
 
 Scale = Callable[[float], float]

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from freemad.core.scoring import Move, Weights, score_moves, select_winner
+from freemad.svg_chart import svg_document, svg_head, xml_text
 
 __all__ = [
     "METHODS",
@@ -273,12 +274,6 @@ _STYLE = {
 _W, _H, _LEFT, _RIGHT, _TOP, _BOTTOM = 720, 400, 56, 160, 56, 52
 
 
-def _xml(text: str) -> str:
-    return (
-        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-    )
-
-
 def _vary(scenario: Scenario, parameter: str, value: float) -> Scenario:
     if parameter == "conformity":
         return replace(scenario, conformity=float(value))
@@ -308,16 +303,17 @@ def sweep_chart_svg(parameter: str, points: Sequence[tuple[float, Outcome]], cap
         return f"{_TOP + (1 - value) * plot_h:.1f}"
 
     name = parameter.replace("-", " ")
-    lines = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" '
-        f'viewBox="0 0 {_W} {_H}" role="img" aria-labelledby="sim-title sim-desc" '
-        'font-family="sans-serif" font-size="12">',
-        f'<title id="sim-title">Accuracy of each decision rule against {_xml(name)}</title>',
-        f'<desc id="sim-desc">{_xml(_describe(name, points))}</desc>',
-        f'<rect x="0" y="0" width="{_W}" height="{_H}" fill="#FFFFFF"/>',
-    ]
+    lines = svg_head(
+        _W,
+        _H,
+        name="sim",
+        title=f"Accuracy of each decision rule against {name}",
+        desc=_describe(name, points),
+    )
     for row, text in enumerate(_wrap(caption, 96)):
-        lines.append(f'<text x="{_LEFT}" y="{18 + row * 17}" font-size="13">{_xml(text)}</text>')
+        lines.append(
+            f'<text x="{_LEFT}" y="{18 + row * 17}" font-size="13">{xml_text(text)}</text>'
+        )
     for tick in range(6):
         value = tick / 5
         lines.append(
@@ -336,7 +332,7 @@ def sweep_chart_svg(parameter: str, points: Sequence[tuple[float, Outcome]], cap
         f'<line x1="{_LEFT}" y1="{_TOP + plot_h}" x2="{_LEFT + plot_w}" y2="{_TOP + plot_h}" '
         'stroke="#333333"/>',
         f'<line x1="{_LEFT}" y1="{_TOP}" x2="{_LEFT}" y2="{_TOP + plot_h}" stroke="#333333"/>',
-        f'<text x="{_LEFT + plot_w / 2:.1f}" y="{_H - 12}" text-anchor="middle">{_xml(name)}</text>',
+        f'<text x="{_LEFT + plot_w / 2:.1f}" y="{_H - 12}" text-anchor="middle">{xml_text(name)}</text>',
         f'<text x="14" y="{_TOP + plot_h / 2:.1f}" text-anchor="middle" '
         f'transform="rotate(-90 14 {_TOP + plot_h / 2:.1f})">accuracy</text>',
     ]
@@ -365,8 +361,7 @@ def sweep_chart_svg(parameter: str, points: Sequence[tuple[float, Outcome]], cap
         f'<text x="{_W - _RIGHT + 16}" y="{_TOP + 10 + len(METHODS) * 22}" '
         'dominant-baseline="middle" fill="#555555">whiskers: 95% interval</text>'
     )
-    lines.append("</svg>")
-    return "\n".join(lines) + "\n"
+    return svg_document(lines, [])
 
 
 def _wrap(text: str, width: int) -> list[str]:

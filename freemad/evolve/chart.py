@@ -1,7 +1,8 @@
 """The evolve score chart as a self-contained, accessible SVG, drawn from plain chart data. No I/O.
 
 Deterministic: every coordinate and number is formatted with a fixed precision, so the same
-data draws the same bytes. Every text goes through `xml_text`; the goal never reaches the chart.
+data draws the same bytes. Drawn with the shared chart kit (`freemad.svg_chart`): every text goes
+through its `xml_text`; the goal never reaches the chart.
 With `scale="auto"` (the dashboards' pages) the value axis is logarithmic when the plotted values
 are all positive and span more than two decades (a runtime going 45 -> 0.28 -> 0.007 would
 otherwise draw every improvement after the first at zero); the axis says so. Shapes carry the
@@ -11,14 +12,27 @@ meaning as well as colours do (circles, crosses, dashed and solid lines).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from freemad.svg_chart import (
+    AXIS,
+    GRID,
+    format_number,
+    log_ticks,
+    nice_number,
+    nice_ticks,
+    px,
+    svg_document,
+    svg_head,
+    tick_labels,
+    uses_log_scale,
+    xml_text,
+)
+
 Status = Literal["admitted", "rejected", "failed"]
 Scale = Literal["linear", "auto"]
-LOG_SPAN = 100.0  # max/min beyond which "auto" plots on a log scale
 
 # Okabe-Ito blue for the incumbent, greys and black for the rest; red only for people.
 INCUMBENT = "#0072B2"
@@ -27,14 +41,9 @@ REJECTED_STROKE = "#555555"
 FAILED = "#222222"
 INTERVENTION = "#6A3D9A"
 ESCALATION = "#D62728"
-AXIS = "#333333"
-GRID = "#E3E3E3"
 
 _LEFT, _RIGHT, _TOP, _BOTTOM = 84, 24, 44, 48
 _CHAR_WIDTH = 6.6  # an estimate at font-size 12, for the legend's layout only
-# Characters XML 1.0 forbids even as references: C0 controls but tab and newlines, lone
-# surrogates and the two non-characters.
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,81 +72,6 @@ class ChartData:
     direction: str | None  # "maximize", "minimize" or None when unknown
     points: Sequence[Point]
     markers: Sequence[Marker]
-
-
-def format_number(value: float) -> str:
-    """Six significant digits, the same on every platform: 52.1, 0.000123, 1.23457e+06."""
-    text = f"{value:.6g}"
-    return "0" if text == "-0" else text
-
-
-def xml_text(text: str) -> str:
-    """Text safe in XML content and in double-quoted attributes."""
-    text = _NOT_XML.sub("\ufffd", text)
-    return (
-        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-    )
-
-
-def nice_ticks(low: float, high: float, count: int = 6) -> tuple[list[float], float]:
-    """Round tick values covering [low, high] (Heckbert's nice numbers), and their step. A flat
-    range is widened around its value; a range too wide for floats gets its two ends only."""
-    low, high = min(low, high), max(low, high)
-    if low == high:
-        pad = abs(low) * 0.1 or 1.0
-        low, high = low - pad, high + pad
-    span = high - low
-    if not math.isfinite(span):
-        return [low, high], high / 2 - low / 2
-    step = _nice(_nice(span, rounded=False) / max(count - 1, 1), rounded=True)
-    first, last = math.floor(low / step) * step, math.ceil(high / step) * step
-    first -= step if first > low else 0.0  # the division can round past the value
-    last += step if last < high else 0.0
-    if not (math.isfinite(first) and math.isfinite(last)):
-        return [low, high], high / 2 - low / 2
-    steps = round((last - first) / step)
-    return [first + i * step for i in range(steps + 1)], step
-
-
-def _nice(value: float, *, rounded: bool) -> float:
-    exponent = math.floor(math.log10(value))
-    fraction = value / 10.0**exponent
-    if rounded:
-        limits = ((1.5, 1.0), (3.0, 2.0), (7.0, 5.0))
-        nice = next((n for limit, n in limits if fraction < limit), 10.0)
-    else:
-        nice = next((n for n in (1.0, 2.0, 5.0) if fraction <= n), 10.0)
-    return nice * 10.0**exponent
-
-
-def tick_labels(ticks: Sequence[float], step: float) -> list[str]:
-    """Labels with just enough digits to tell the ticks apart: 0.25, 40, 1.2e+06."""
-    power = math.floor(math.log10(step)) if step > 0 else 0
-    biggest = max((abs(t) for t in ticks), default=0.0)
-    if biggest < 1e6 and power >= -4:
-        decimals = max(0, -power)
-        labels = [f"{t:.{decimals}f}" for t in ticks]
-    else:
-        magnitude = math.floor(math.log10(biggest)) if biggest > 0 else 0
-        digits = min(15, max(0, magnitude - power))
-        labels = [f"{t:.{digits}e}" if t else "0" for t in ticks]
-    return [label[1:] if label.startswith("-") and float(label) == 0 else label for label in labels]
-
-
-def _f(value: float) -> str:
-    return f"{value:.1f}"
-
-
-def uses_log_scale(values: Sequence[float]) -> bool:
-    """Whether `values` are all positive and span more than two decades (max/min > 100)."""
-    return bool(values) and min(values) > 0 and max(values) / min(values) > LOG_SPAN
-
-
-def log_ticks(low: float, high: float, count: int = 8) -> list[float]:
-    """Powers of ten covering [low, high] (both positive), every decade or every few."""
-    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
-    step = max(1, math.ceil((last - first) / count))
-    return [10.0**k for k in range(first, last + step, step)]
 
 
 class _Frame:
@@ -177,23 +111,15 @@ def draw_score_chart(
     title = f"{data.component or 'score'} by iteration"
     values = [p.value for p in data.points if p.value is not None]
     log = scale == "auto" and uses_log_scale(values)
-    head = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" '
-        'aria-labelledby="evolve-chart-title evolve-chart-desc" '
-        'font-family="sans-serif" font-size="12">',
-        f'<title id="evolve-chart-title">{xml_text(title)}</title>',
-        f'<desc id="evolve-chart-desc">{xml_text(describe(data, log=log))}</desc>',
-        f'<rect x="0" y="0" width="{width}" height="{height}" fill="#FFFFFF"/>',
-    ]
+    head = svg_head(width, height, name="evolve-chart", title=title, desc=describe(data, log=log))
     if not data.points:
         body = [
-            f'<text x="{_f(width / 2)}" y="{_f(height / 2)}" text-anchor="middle" '
+            f'<text x="{px(width / 2)}" y="{px(height / 2)}" text-anchor="middle" '
             f'fill="{AXIS}" font-size="14">no measurements yet</text>'
         ]
     else:
         body = _plot(data, width, height, log)
-    return "\n".join([*head, *body, "</svg>"]) + "\n"
+    return svg_document(head, body)
 
 
 def describe(data: ChartData, *, log: bool = False) -> str:
@@ -252,7 +178,7 @@ def _plot(data: ChartData, width: int, height: int, log: bool) -> list[str]:
             else "no comparator component to plot"
         )
         out.append(
-            f'<text x="{_f((frame.left + frame.right) / 2)}" y="{_f((frame.top + frame.bottom) / 2)}" '
+            f'<text x="{px((frame.left + frame.right) / 2)}" y="{px((frame.top + frame.bottom) / 2)}" '
             f'text-anchor="middle" fill="{AXIS}">{xml_text(missing)}</text>'
         )
     return out
@@ -279,8 +205,8 @@ def _legend(width: int) -> list[str]:
     out = ['<g class="legend">']
     x = float(_LEFT)
     for text, shape in items:
-        out.append(shape.replace("{x}", _f(x)))
-        out.append(f'<text x="{_f(x + 10)}" y="20" fill="{AXIS}">{text}</text>')
+        out.append(shape.replace("{x}", px(x)))
+        out.append(f'<text x="{px(x + 10)}" y="20" fill="{AXIS}">{text}</text>')
         x += 26 + len(text) * _CHAR_WIDTH
     out.append("</g>")
     return out if x - 16 <= width else []  # too narrow for a legend: leave it out
@@ -289,21 +215,21 @@ def _legend(width: int) -> list[str]:
 def _y_axis(frame: _Frame, ticks: list[float], labels: list[str], data: ChartData) -> list[str]:
     out = ['<g class="y-axis">']
     for tick, label in zip(ticks, labels, strict=True):
-        y = _f(frame.y(tick))
+        y = px(frame.y(tick))
         out.append(
-            f'<line x1="{_f(frame.left)}" y1="{y}" x2="{_f(frame.right)}" y2="{y}" stroke="{GRID}"/>'
+            f'<line x1="{px(frame.left)}" y1="{y}" x2="{px(frame.right)}" y2="{y}" stroke="{GRID}"/>'
         )
         out.append(
-            f'<text x="{_f(frame.left - 6)}" y="{y}" dy="4" text-anchor="end" '
+            f'<text x="{px(frame.left - 6)}" y="{y}" dy="4" text-anchor="end" '
             f'fill="{AXIS}">{xml_text(label)}</text>'
         )
     out.append(
-        f'<line x1="{_f(frame.left)}" y1="{_f(frame.top)}" x2="{_f(frame.left)}" '
-        f'y2="{_f(frame.bottom)}" stroke="{AXIS}"/>'
+        f'<line x1="{px(frame.left)}" y1="{px(frame.top)}" x2="{px(frame.left)}" '
+        f'y2="{px(frame.bottom)}" stroke="{AXIS}"/>'
     )
     name = f"{data.component or 'score'}{_better(data.direction)}"
     name += " (log scale)" if frame.log else ""
-    middle = _f((frame.top + frame.bottom) / 2)
+    middle = px((frame.top + frame.bottom) / 2)
     out.append(
         f'<text x="16" y="{middle}" text-anchor="middle" fill="{AXIS}" '
         f'transform="rotate(-90 16 {middle})">{xml_text(name)}</text>'
@@ -313,24 +239,24 @@ def _y_axis(frame: _Frame, ticks: list[float], labels: list[str], data: ChartDat
 
 
 def _x_axis(frame: _Frame, last: int) -> list[str]:
-    step = max(1, math.ceil(_nice(max(last, 1) / 8, rounded=True)))
-    bottom = _f(frame.bottom)
+    step = max(1, math.ceil(nice_number(max(last, 1) / 8, rounded=True)))
+    bottom = px(frame.bottom)
     out = [
         '<g class="x-axis">',
-        f'<line x1="{_f(frame.left)}" y1="{bottom}" x2="{_f(frame.right)}" y2="{bottom}" '
+        f'<line x1="{px(frame.left)}" y1="{bottom}" x2="{px(frame.right)}" y2="{bottom}" '
         f'stroke="{AXIS}"/>',
     ]
     for iteration in range(0, last + 1, step):
-        x = _f(frame.x(iteration))
+        x = px(frame.x(iteration))
         out.append(
-            f'<line x1="{x}" y1="{bottom}" x2="{x}" y2="{_f(frame.bottom + 5)}" stroke="{AXIS}"/>'
+            f'<line x1="{x}" y1="{bottom}" x2="{x}" y2="{px(frame.bottom + 5)}" stroke="{AXIS}"/>'
         )
         out.append(
-            f'<text x="{x}" y="{_f(frame.bottom + 18)}" text-anchor="middle" '
+            f'<text x="{x}" y="{px(frame.bottom + 18)}" text-anchor="middle" '
             f'fill="{AXIS}">{iteration}</text>'
         )
     out.append(
-        f'<text x="{_f((frame.left + frame.right) / 2)}" y="{_f(frame.bottom + 38)}" '
+        f'<text x="{px((frame.left + frame.right) / 2)}" y="{px(frame.bottom + 38)}" '
         f'text-anchor="middle" fill="{AXIS}">iteration</text>'
     )
     out.append("</g>")
@@ -340,15 +266,15 @@ def _x_axis(frame: _Frame, last: int) -> list[str]:
 def _markers(frame: _Frame, markers: Sequence[Marker]) -> list[str]:
     out: list[str] = []
     for marker in markers:
-        x = _f(frame.x(marker.after_iteration + 0.5))
+        x = px(frame.x(marker.after_iteration + 0.5))
         human = marker.kind == "escalation"
         colour, dash = (ESCALATION, "") if human else (INTERVENTION, ' stroke-dasharray="6 4"')
-        label_y = _f(frame.top + (26 if human else 12))
+        label_y = px(frame.top + (26 if human else 12))
         text = f"asked ({marker.label})" if human else marker.label
         out += [
             f'<g class="marker {marker.kind}">',
             f"<title>{xml_text(f'after iteration {marker.after_iteration}: {text}')}</title>",
-            f'<line x1="{x}" y1="{_f(frame.top)}" x2="{x}" y2="{_f(frame.bottom)}" '
+            f'<line x1="{x}" y1="{px(frame.top)}" x2="{x}" y2="{px(frame.bottom)}" '
             f'stroke="{colour}" stroke-width="2"{dash}/>',
             f'<text x="{x}" y="{label_y}" dx="4" fill="{colour}" font-size="11">'
             f"{xml_text(text)}</text>",
@@ -366,10 +292,10 @@ def _incumbent_line(frame: _Frame, points: Sequence[Point]) -> list[str]:
     for point in versions:
         assert point.value is not None  # filtered above; for the type checker
         if steps:
-            steps.append(f"H{_f(frame.x(point.iteration))} V{_f(frame.y(point.value))}")
+            steps.append(f"H{px(frame.x(point.iteration))} V{px(frame.y(point.value))}")
         else:
-            steps.append(f"M{_f(frame.x(point.iteration))} {_f(frame.y(point.value))}")
-    steps.append(f"H{_f(frame.x(max(p.iteration for p in points)))}")
+            steps.append(f"M{px(frame.x(point.iteration))} {px(frame.y(point.value))}")
+    steps.append(f"H{px(frame.x(max(p.iteration for p in points)))}")
     return [
         f'<path class="incumbent" d="{" ".join(steps)}" fill="none" stroke="{INCUMBENT}" '
         'stroke-width="2"/>'
@@ -388,17 +314,17 @@ def _point(frame: _Frame, point: Point) -> str:
     title = f"<title>{xml_text(point.label)}</title>"
     head = f'<g class="point {point.status}" data-iteration="{point.iteration}">{title}'
     if point.value is None:
-        return f"{head}{_cross_path(_f(x), _f(frame.bottom - 8), FAILED)}</g>"
+        return f"{head}{_cross_path(px(x), px(frame.bottom - 8), FAILED)}</g>"
     y = frame.y(point.value)
     if point.status == "admitted":
         label = f"v{point.version}" if point.version is not None else "admitted"
         return (
-            f'{head}<circle cx="{_f(x)}" cy="{_f(y)}" r="6" fill="{INCUMBENT}" '
+            f'{head}<circle cx="{px(x)}" cy="{px(y)}" r="6" fill="{INCUMBENT}" '
             f'stroke="#FFFFFF" stroke-width="1.5"/>'
-            f'<text x="{_f(x + 8)}" y="{_f(max(y - 7, frame.top + 10))}" '
+            f'<text x="{px(x + 8)}" y="{px(max(y - 7, frame.top + 10))}" '
             f'fill="{INCUMBENT}" font-weight="bold">{xml_text(label)}</text></g>'
         )
     return (
-        f'{head}<circle cx="{_f(x)}" cy="{_f(y)}" r="3.5" fill="{REJECTED_FILL}" '
+        f'{head}<circle cx="{px(x)}" cy="{px(y)}" r="3.5" fill="{REJECTED_FILL}" '
         f'stroke="{REJECTED_STROKE}"/></g>'
     )

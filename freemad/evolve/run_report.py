@@ -25,10 +25,10 @@ from freemad.evolve.chart import (
     Point,
     Scale,
     draw_score_chart,
-    format_number,
 )
 from freemad.evolve.worker_protocol import objective
 from freemad.markdown import code_span, escape_markdown, escape_markdown_block, one_line
+from freemad.svg_chart import format_number
 
 Events = Sequence[tuple[str, Mapping[str, Any]]]
 

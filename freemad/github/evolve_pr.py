@@ -22,7 +22,6 @@ from freemad.config.models import FreemadConfig
 from freemad.core.evolve.fold import EvolveState, Status
 from freemad.core.evolve.git_names import branch_name, tag_name
 from freemad.errors import ConfigError, FreemadError, UsageError
-from freemad.evolve.chart import format_number
 from freemad.evolve.evolve_runner import EvolveRunner, StepSink
 from freemad.evolve.run_report import trajectory_rows
 from freemad.github.forge import Forge, PullRequestRef
@@ -30,6 +29,7 @@ from freemad.github.publish import fetch_refs, is_ancestor, local_repo, push_ref
 from freemad.github.pulls import BranchOnly, open_or_explain
 from freemad.markdown import code_span, escape_markdown, one_line
 from freemad.store import Store
+from freemad.svg_chart import format_number
 from freemad.workspace.git import commit_of
 
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")

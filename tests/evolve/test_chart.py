@@ -7,8 +7,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from freemad.evolve.chart import ChartData, Point, draw_score_chart, log_ticks, uses_log_scale
+from freemad.evolve.chart import ChartData, Point, draw_score_chart
 from freemad.evolve.run_report import render_report
+from freemad.svg_chart import log_ticks, uses_log_scale
 
 SVG = "{http://www.w3.org/2000/svg}"
 

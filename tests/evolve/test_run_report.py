@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from freemad.evolve.chart import nice_ticks, tick_labels
 from freemad.evolve.run_report import (
     escape_markdown,
     render_report,
     score_chart_svg,
     trajectory_rows,
 )
+from freemad.svg_chart import nice_ticks, tick_labels
 
 SVG = "{http://www.w3.org/2000/svg}"
 EVIL = "# heading <script>alert(1)</script></svg> | pipe ![x](http://e.vil/t.png)"
