@@ -20,6 +20,8 @@ from flask import Flask, Response, jsonify
 
 from freemad.dashboard.answers import Problem
 from freemad.dashboard.configs import config_resolved
+from freemad.dashboard.evolve_overrides import evolve_overridden
+from freemad.dashboard.overrides import kept_overrides
 from freemad.dashboard.sources import RUN_ID, Source
 from freemad.dashboard.starter import Starter
 from freemad.errors import ConfigError, FreemadError
@@ -53,9 +55,17 @@ def evolve_store_of(config_path: str | None) -> Path | None:
 
 
 @contextmanager
-def evolve_runner(config_path: str, *, run: bool) -> Iterator[EvolveRunner]:
+def evolve_runner(
+    config_path: str,
+    *,
+    run: bool,
+    run_id: str | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> Iterator[EvolveRunner]:
     """A runner on the config's evolve store, as `freemad evolve` opens it; with `run`, handed
-    the real adapters (it calls agents and git)."""
+    the real adapters (it calls agents and git). Its config has `overrides` laid over it, or
+    those `run_id` was started with from the browser (kept beside the store,
+    `freemad.dashboard.evolve_start`), so a run is carried on as it was started."""
     from freemad.config.discover import load
     from freemad.evolve.evolve_runner import EvolveRunner
     from freemad.wiring import ADAPTERS, open_evolve_store
@@ -64,7 +74,11 @@ def evolve_runner(config_path: str, *, run: bool) -> Iterator[EvolveRunner]:
     config, base = loaded.config, loaded.source.base
     if config.evolve is None:
         raise ConfigError(f"{loaded.source.shown} has no evolve: section")
-    store = open_evolve_store(config.evolve.resolved(base))
+    resolved = config.evolve.resolved(base)
+    if overrides is None and run_id is not None:
+        overrides = kept_overrides(resolved.store_path, run_id)
+    config = evolve_overridden(config, overrides)
+    store = open_evolve_store(resolved)
     try:
         yield EvolveRunner(
             config,
@@ -79,8 +93,14 @@ def evolve_runner(config_path: str, *, run: bool) -> Iterator[EvolveRunner]:
 
 def evolve_main(order: dict[str, Any]) -> None:
     """An evolve run's agent work, in a process of its own (`freemad.dashboard.starter.main`):
-    carry it on after an answer (`advance`), or `resume` it."""
-    with evolve_runner(order["config_path"], run=True) as runner:
+    `start` one (`freemad.dashboard.evolve_start.start_main`), carry it on after an answer
+    (`advance`), or `resume` it."""
+    if order["verb"] == "start":
+        from freemad.dashboard.evolve_start import start_main
+
+        start_main(order)
+        return
+    with evolve_runner(order["config_path"], run=True, run_id=order["run_id"]) as runner:
         if order["verb"] == "advance":
             runner.advance(order["run_id"])
         else:
@@ -126,8 +146,8 @@ class EvolveSteering:
         body = json_body(EVOLVE_VERBS[verb])
         text = text_field(body, "text", MAX_DIRECTION) if verb == "answer" else ""
         config_path = self._config_of(run_id)
-        with evolve_runner(config_path, run=False) as runner:
-            try:
+        try:  # the config, or the overrides the run was started with, may no longer hold
+            with evolve_runner(config_path, run=False, run_id=run_id) as runner:
                 state = runner.state(run_id)
                 if verb == "answer":
                     runner.answer(run_id, text)
@@ -143,8 +163,8 @@ class EvolveSteering:
                     raise Problem(409, f"run {run_id} has ended ({state.stop_reason})")
                 elif state.judge_hash and state.judge_hash != judge_hash(runner.evolve):
                     raise Problem(409, f"evolve.judge has changed since run {run_id} started")
-            except FreemadError as exc:
-                raise Problem(409, exc.one_line()) from None
+        except FreemadError as exc:
+            raise Problem(409, exc.one_line()) from None
         if verb in ("answer", "resume"):  # the agents go on, away from this worker
             return self._launch("advance" if verb == "answer" else "resume", run_id, config_path)
         return jsonify({"done": verb, "run_id": run_id}), 200

@@ -65,20 +65,33 @@ def apply_overrides(config: FreemadConfig, overrides: RunOverrides) -> FreemadCo
                 f"got {overrides.rounds}"
             )
         data["debate"]["rounds"] = overrides.rounds
-    if overrides.agents is not None:
-        enabled = [a.id for a in config.enabled_agents]
-        unknown = [a for a in overrides.agents if a not in enabled]
-        if unknown:
-            raise ConfigError(
-                f"overrides: agents: not an enabled agent of the config: {', '.join(unknown)[:200]}"
-                f" (they are {', '.join(enabled)[:200]})"
-            )
-        for agent in data["agents"]:
-            agent["enabled"] = agent["enabled"] and agent["id"] in overrides.agents
+    lay_agents(config, data, overrides.agents)
     if overrides.deadlines is not None:
         data["deadlines"].update(overrides.deadlines.model_dump(exclude_none=True))
     if overrides.scoring is not None and overrides.scoring.weights is not None:
         data["scoring"]["weights"] = list(overrides.scoring.weights)
+    return revalidated(data)
+
+
+def lay_agents(config: FreemadConfig, data: dict[str, Any], agents: list[str] | None) -> None:
+    """Only `agents` (some of `config`'s enabled ones) stay enabled in `data`, the config's
+    JSON; ConfigError (one line) for any other id. None: all of them."""
+    if agents is None:
+        return
+    enabled = [a.id for a in config.enabled_agents]
+    unknown = [a for a in agents if a not in enabled]
+    if unknown:
+        raise ConfigError(
+            f"overrides: agents: not an enabled agent of the config: {', '.join(unknown)[:200]}"
+            f" (they are {', '.join(enabled)[:200]})"
+        )
+    for agent in data["agents"]:
+        agent["enabled"] = agent["enabled"] and agent["id"] in agents
+
+
+def revalidated(data: dict[str, Any]) -> FreemadConfig:
+    """A config's JSON with overrides laid over it, checked whole by the config's own models;
+    ConfigError (one line, as for a config file) when it is no valid config."""
     try:
         return FreemadConfig.model_validate(data)
     except ValidationError as exc:

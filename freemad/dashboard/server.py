@@ -4,7 +4,7 @@ changes (Server-Sent Events) that makes open pages refresh themselves.
 Read-only unless asked: every method but GET and HEAD is refused (405). With `allow_start`, and
 only with a start token and a CSRF token, `POST /api/debates` starts a debate from one of the
 server's own configs (the browser gives the requirement, its rounds and the config's short name,
-nothing else), and `freemad.dashboard.steering` starts and steers tasks, steers evolve runs and
+nothing else), and `freemad.dashboard.steering` starts and steers tasks and evolve runs and
 shows the configs read-only; the pages then carry the forms. Nothing happens at import time;
 `freemad.dashboard.environment.app_from_env()` is what gunicorn calls (`freemad-dashboard` sets
 the environment).

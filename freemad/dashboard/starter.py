@@ -3,7 +3,7 @@ with one of the server's own configs (the browser gives the requirement, at most
 rounds, and the config's short name: `freemad.dashboard.configs`; nothing else). The same token
 and CSRF check guard every POST (`Starter.refused`), and the same processes run a task's or an
 evolve run's agent work (`Starter.launch`, `freemad.dashboard.steering`,
-`freemad.dashboard.evolve_steering`).
+`freemad.dashboard.evolve_start`, `freemad.dashboard.evolve_steering`).
 
 Each debate runs in a process of its own (`python -m freemad.dashboard.starter`, watched by a
 thread): its event loop then runs in a main thread, as the runtime expects, and a debate that
@@ -14,6 +14,7 @@ so neither reaches the agent CLIs it starts.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import os
@@ -175,13 +176,22 @@ class Starter:
         }
         return self.launch(order) or (jsonify({"started": True, "run_id": run_id}), 202)
 
-    def launch(self, order: dict[str, Any]) -> tuple[Response, int] | None:
+    def launch(
+        self, order: dict[str, Any], pass_fds: tuple[int, ...] = ()
+    ) -> tuple[Response, int] | None:
         """Run `order` (a debate, or a task's steps: `main` below) in a process of its own,
-        watched by a thread; the refusal to send when as many already run as may."""
+        watched by a thread; the refusal to send when as many already run as may. The process
+        also gets `pass_fds` (an evolve start's pipe, `freemad.dashboard.evolve_start`), which
+        are this method's to close: once the process has ended and a failure is kept, or now
+        when it is refused."""
         if not self.slots.acquire(blocking=False):
+            _close(pass_fds)
             return json_error(429, f"{MAX_RUNNING} runs started here are running; try again later")
         thread = threading.Thread(
-            target=self._run, args=(order,), name=f"run-{order['run_id'][:12]}", daemon=True
+            target=self._run,
+            args=(order, pass_fds),
+            name=f"run-{order['run_id'][:12]}",
+            daemon=True,
         )
         self._threads.add(thread)
         try:
@@ -189,10 +199,11 @@ class Starter:
         except RuntimeError:
             self._threads.discard(thread)
             self.slots.release()
+            _close(pass_fds)
             raise
         return None
 
-    def _run(self, order: dict[str, Any]) -> None:
+    def _run(self, order: dict[str, Any], pass_fds: tuple[int, ...] = ()) -> None:
         run_id, what = order["run_id"], order["kind"]
         try:
             done = subprocess.run(
@@ -203,6 +214,7 @@ class Starter:
                 text=True,
                 timeout=DEBATE_TIMEOUT,
                 check=False,
+                pass_fds=pass_fds,
             )
         except subprocess.TimeoutExpired:
             self._failed(
@@ -217,6 +229,7 @@ class Starter:
                 lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
                 self._failed(run_id, what, lines[-1])
         finally:
+            _close(pass_fds)  # after the failure is kept: what waits on them then reads it
             self._threads.discard(threading.current_thread())
             self.slots.release()
 
@@ -321,6 +334,12 @@ def _rounds(body: dict[str, Any], config: FreemadConfig) -> int | None:
 
 def _refuse(message: str) -> NoReturn:
     raise Problem(400, message)
+
+
+def _close(fds: tuple[int, ...]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@ a branch of its own, and only when that folder is in a git repository). Steps th
 (an answer recorded, a stage approved or rejected, a pause) are appended here, so a refusal is an
 answer (409 with the runner's one line); the agent work that follows (a task started, carried on
 after an answer, resumed) runs in a process of its own (`Starter.launch`), which the start token
-and FREE-MAD's credentials do not reach. Evolve runs are steered the same way
-(`freemad.dashboard.evolve_steering`).
+and FREE-MAD's credentials do not reach. Evolve runs are started and steered the same way
+(`freemad.dashboard.evolve_start`, `freemad.dashboard.evolve_steering`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from flask import Flask, Response, jsonify, request
 
 from freemad.dashboard.answers import Problem
 from freemad.dashboard.configs import ConfigPages, config_resolved
+from freemad.dashboard.evolve_start import EvolveStarter
 from freemad.dashboard.evolve_steering import EvolveSteering
 from freemad.dashboard.overrides import keep_overrides, kept_overrides, overridden
 from freemad.dashboard.records import Run
@@ -103,7 +104,8 @@ def task_main(order: dict[str, Any]) -> None:
 
 class Steering:
     """`POST /api/tasks` (a plan or code task's goal), `POST /api/tasks/<id>/<verb>`, the
-    evolve runs' steps (`EvolveSteering`) and the configs' pages (`ConfigPages`)."""
+    evolve runs' start (`EvolveStarter`) and steps (`EvolveSteering`) and the configs' pages
+    (`ConfigPages`)."""
 
     def __init__(self, starter: Starter, sources: Sequence[Source]) -> None:
         self.starter = starter
@@ -119,6 +121,7 @@ class Steering:
         self.root = str(Path.cwd())  # a task's workspace: where the server was started
         self.code_problem = code_problem(Path(self.root))
         self.evolve = EvolveSteering(starter, sources, [c.path for c in self.configs])
+        self.evolve_start = EvolveStarter(starter, sources)
         self.pages = ConfigPages(self.configs, self.loaded)
 
     def register(self, app: Flask) -> None:
@@ -127,6 +130,7 @@ class Steering:
             app.add_url_rule("/api/tasks", view_func=self.start_task, methods=["POST"])
             app.add_url_rule("/api/tasks/<task_id>/<verb>", view_func=self.steer, methods=["POST"])
         self.evolve.register(app)
+        self.evolve_start.register(app)
 
     def controls(self, run: Run | None = None) -> dict[str, Any]:
         """What the pages' forms offer (nothing secret: the token is the reader's to give); on
@@ -146,6 +150,7 @@ class Steering:
             "most_rounds": max(rounds.values()),
             "configs": configs,
             "tasks": bool(self.task_stores),
+            "evolve_configs": self.evolve_start.controls(),
             "code": self.code_problem is None,
             "evolve": run is not None and run.kind == "evolve" and self.evolve.steers(run.origin),
         }

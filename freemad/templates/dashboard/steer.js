@@ -83,7 +83,8 @@
         var status = answer[0], b = answer[1];
         if (status === 401) sessionStorage.removeItem(KEY);
         if (status >= 400) { say(form, "Refused (" + status + "): " + (b.error || "")); return; }
-        if (status === 202 && form.classList.contains("start")) say(form, "Started (" + b.run_id + "):", b.run_id);
+        if (status === 202 && form.classList.contains("start") && !b.run_id) say(form, "Started: it is still being checked; it appears in the list once it begins.");
+        else if (status === 202 && form.classList.contains("start")) say(form, "Started (" + b.run_id + "):", b.run_id);
         else if (status === 202) say(form, "Done: the agents carry on (" + b.started + ").");
         else say(form, "Done: " + b.done + ".");
         var then = form.getAttribute("data-then");
