@@ -33,7 +33,7 @@ def _exit_now(code: int) -> None:
     """Flush what we wrote, then skip the interpreter's teardown.
 
     Tearing down the modules a debate imported costs tens of milliseconds at the end of every
-    run (docs/benchmarks.md); everything that matters (the transcript, the output, the log
+    run (docs/benchmarks-history.md); everything that matters (the transcript, the output, the log
     file) is written and flushed by now.
     """
     import logging

@@ -48,8 +48,8 @@ def terminate_as_interrupt() -> Iterator[None]:
 
 def _watch_children_by_pidfd() -> None:
     """Before Python 3.12 asyncio starts a thread per child process to wait for it; a debate starts
-    dozens at once, and those threads sit on the critical path (docs/benchmarks.md). A pidfd watcher
-    (Linux 5.3+) needs none. Python 3.12 and later choose it by themselves."""
+    dozens at once, and those threads sit on the critical path (docs/benchmarks-history.md). A pidfd
+    watcher (Linux 5.3+) needs none. Python 3.12 and later choose it by themselves."""
     if sys.version_info >= (3, 12) or not hasattr(os, "pidfd_open"):
         return
     if threading.current_thread() is not threading.main_thread():

@@ -211,5 +211,5 @@ class DebateResult(Record):
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio formats the result's repr on its way out of asyncio.run,
-        # and a full transcript's repr grows with every round (docs/benchmarks.md).
+        # and a full transcript's repr grows with every round (docs/benchmarks-history.md).
         return f"DebateResult(run_id={self.run_id!r}, status={self.status!r}, winner={self.final_answer_id!r})"

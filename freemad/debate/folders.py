@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 # Removing a folder can wait on the file system (~3 ms each on an ext4 mounted with `discard`,
-# docs/benchmarks.md): one after another that is 0.4 s at 128 agents, side by side 30 ms.
+# docs/benchmarks-history.md): one after another that is 0.4 s at 128 agents, side by side 30 ms.
 _REMOVERS = 16
 
 

@@ -9,8 +9,8 @@ closes and the watcher kills what is left: the announced groups and every proces
 the token (a command's children inherit it, so a daemon that left the group goes too).
 
 This replaces `setpriv --pdeathsig KILL` before every command, an extra exec per agent call
-that cost 3 to 7% of a 128-agent debate's wall time (docs/benchmarks.md), and reaches further:
-`setpriv` only ever killed the command's own process. Where the watcher cannot start,
+that cost 3 to 7% of a 128-agent debate's wall time (docs/benchmarks-history.md), and reaches
+further: `setpriv` only ever killed the command's own process. Where the watcher cannot start,
 `enabled()` says so and callers fall back to `setpriv`.
 """
 
