@@ -18,10 +18,13 @@ is each delivery sent that got no answer at all (a reset, or a connection closed
 answers 202 (`bot_ack_floor_app.py`), what the stack costs before the bot does anything; the
 bot's targets are set against it (closed-loop p99 at most 1.1x, throughput at least 0.9x).
 `--asgi` adds the same bot on ASGI servers run by gunicorn (`bot_ack_asgi.py`): uvicorn's
-worker and gunicorn's own, the Flask app wrapped by a2wsgi.
+worker and gunicorn's own, the Flask app wrapped by a2wsgi. `--baseline-tree DIR` adds the bot
+of another checkout (its `freemad` package first on `PYTHONPATH`, same interpreter and settings),
+so a change is measured before and after in one run: e.g. `git archive main | tar -x -C DIR`.
 
 Run: .venv/bin/python benchmarks/bot_ack.py [--senders 16] [--per-sender 100] [--rounds 3]
      [--workers N] [--rate 10] [--no-peer] [--max-requests N] [--stack-floor] [--asgi]
+     [--baseline-tree DIR]
 (--workers defaults to the bot's own default, CPUs + 1.)
 """
 
@@ -202,11 +205,15 @@ def versions(python: str) -> dict[str, str]:
 
 
 def start_ours(
-    folder: Path, workers: int, max_requests: int | None, candidate: str | None = None
+    folder: Path,
+    workers: int,
+    max_requests: int | None,
+    candidate: str | None = None,
+    tree: Path | None = None,
 ) -> Target:
     """The bot as `freemad bot serve` runs it, or (`candidate`) on one of bot_ack_asgi's
-    servers with the same gunicorn settings otherwise."""
-    name = candidate or "freemad"
+    servers with the same gunicorn settings otherwise, or (`tree`) another checkout's bot."""
+    name = candidate or ("baseline" if tree is not None else "freemad")
     port = free_port()
     env = {
         **os.environ,
@@ -218,18 +225,21 @@ def start_ours(
     }
     command = [console_script("freemad"), "bot", "serve", "--host", "127.0.0.1"]
     command += ["--port", str(port), "--workers", str(workers)]
-    if max_requests is not None or candidate:
+    if max_requests is not None or candidate or tree is not None:
         # Straight to gunicorn, which serve runs with these settings.
         command = [sys.executable, "-m", "gunicorn", "-c", "python:freemad.bot.gunicorn_conf"]
         command += ["-w", str(workers), "-b", f"127.0.0.1:{port}"]
+        if tree is not None:
+            env["PYTHONPATH"] = os.pathsep.join([str(tree), env.get("PYTHONPATH", "")])
         if max_requests is not None:
             command += ["--max-requests", str(max_requests)]
         if candidate:
             paths = [str(bot_ack_asgi.packages_dir()), str(Path(__file__).parent)]
             env["PYTHONPATH"] = os.pathsep.join([*paths, env.get("PYTHONPATH", "")])
             command += ["-k", bot_ack_asgi.CANDIDATES[candidate], "bot_ack_asgi:app"]
+    # From inside `tree`: `python -m` and gunicorn both put the working folder first on sys.path.
     process = subprocess.Popen(
-        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        command, env=env, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     target = Target(name, process, port, folder / name / "deliveries.sqlite3")
     wait_ready(port, process, "/healthz")
@@ -312,6 +322,9 @@ def arguments() -> argparse.Namespace:
     parser.add_argument(
         "--asgi", action="store_true", help="also the bot on uvicorn's and gunicorn's ASGI workers"
     )
+    parser.add_argument(
+        "--baseline-tree", type=Path, help="also the bot of the checkout in this folder (before)"
+    )
     return parser.parse_args()
 
 
@@ -325,6 +338,11 @@ def main() -> None:
                 targets.append(start_peer(Path(folder), python))
             if args.stack_floor:
                 targets.append(start_stack_floor(Path(folder), args.workers))
+            if args.baseline_tree is not None:
+                tree = args.baseline_tree.resolve()
+                if not (tree / "freemad" / "__init__.py").is_file():
+                    sys.exit(f"--baseline-tree: no freemad package in {tree}")
+                targets.append(start_ours(Path(folder), args.workers, args.max_requests, tree=tree))
             if args.asgi:
                 for candidate in bot_ack_asgi.CANDIDATES:
                     targets.append(
@@ -358,6 +376,7 @@ def main() -> None:
         "web_workers": args.workers,
         "max_requests": args.max_requests,
         "payload_bytes": len(payload()),
+        "baseline_tree": None if args.baseline_tree is None else str(args.baseline_tree),
         **results,
         "budget_p99_ms": BUDGET_P99_MS,
         "open_loop_meets_budget": ours["open_loop"]["ack_latency_ms"]["p99"] < BUDGET_P99_MS,
