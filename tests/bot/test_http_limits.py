@@ -321,6 +321,63 @@ def test_expect_100_continue_head_and_http_1_0(bot: Server) -> None:
     assert answer.startswith(b"HTTP/1.") and json.loads(answer.split(b"\r\n\r\n")[1])["ok"]
 
 
+def closed_by_the_server(sock: socket.socket) -> bool:
+    """Whether the server has closed `sock`, looking without waiting."""
+    sock.setblocking(False)
+    try:
+        return sock.recv(1) == b""
+    except BlockingIOError:
+        return False
+    except ConnectionResetError:
+        return True
+    finally:
+        sock.setblocking(True)
+
+
+def test_idle_and_silent_connections_are_closed_by_the_server(bot: Server) -> None:
+    """The bot alone closes a kept-alive connection left idle (`keepalive`, 5 s) and one that
+    never sends a byte (5 s waiting on a thread, then the keep-alive time without one): neither
+    is held open for as long as the client likes. (A client that sends slowly is held: that
+    takes the proxy, tests/bot/test_slow_clients.py.)"""
+    with connect(bot) as idle, connect(bot) as silent:
+        idle.settimeout(60)
+        silent.settimeout(60)
+        idle.sendall(b"GET /healthz HTTP/1.1\r\nHost: bot\r\n\r\n")
+        assert read_answer(idle)[0] == 200
+        assert read_all(idle) == b""  # socket.timeout (a test error) if it stayed open
+        assert read_all(silent) == b""
+    still_accepts(bot, "after-idle-and-silent")
+
+
+def test_connections_past_worker_connections_wait_until_one_closes(tmp_path: Path) -> None:
+    """`worker_connections` bounds the connections a worker holds: past it, a new connection
+    waits unanswered in the listen backlog until the worker closes one. Lowered from the bot's
+    1,000 to 6 to see it: six silent connections fill it (each holds a thread for 5 s, then
+    waits the keep-alive time without one, then is closed), and a delivery on a seventh is
+    answered only after the worker has closed some of them. Without the bound it would be
+    answered as soon as a thread was free, with every silent connection still open."""
+    port = free_port()
+    env = {
+        **bot_env(tmp_path, port),
+        "FREEMAD_WORKERS": "1",
+        "GUNICORN_CMD_ARGS": "--worker-connections 6",
+    }
+    server = start(gunicorn_argv(), env, tmp_path, port)
+    silent = [socket.create_connection(("127.0.0.1", port), timeout=60) for _ in range(6)]
+    try:
+        time.sleep(0.5)  # all six accepted: the worker stops accepting
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as extra:
+            extra.sendall(delivery("past-worker-connections"))
+            status, _, _ = read_answer(extra)
+            closed = sum(closed_by_the_server(sock) for sock in silent)
+        assert status == 202 and closed >= 1
+    finally:
+        for sock in silent:
+            sock.close()
+        assert server.stop() == 0
+    assert "past-worker-connections" in server.submitted()
+
+
 def test_a_stopping_server_answers_what_is_on_its_way(tmp_path: Path) -> None:
     """SIGTERM with a kept-alive connection idle: a request sent right after is still answered
     (with Connection: close) and recorded, not dropped with the process."""
