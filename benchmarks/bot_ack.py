@@ -18,9 +18,10 @@ is each delivery sent that got no answer at all (a reset, or a connection closed
 answers 202 (`bot_ack_floor_app.py`), what the stack costs before the bot does anything; the
 bot's targets are set against it (closed-loop p99 at most 1.1x, throughput at least 0.9x).
 `--asgi` adds the same bot on ASGI servers run by gunicorn (`bot_ack_asgi.py`): uvicorn's
-worker and gunicorn's own, the Flask app wrapped by a2wsgi. `--baseline-tree DIR` adds the bot
-of another checkout (its `freemad` package first on `PYTHONPATH`, same interpreter and settings),
-so a change is measured before and after in one run: e.g. `git archive main | tar -x -C DIR`.
+worker and gunicorn's own, the Flask app wrapped by a2wsgi. `--baseline-tree DIR` (repeatable)
+adds the bot of another checkout, named `tree_` + the folder's name (its `freemad` package first
+on `PYTHONPATH`, same interpreter and settings), so a change is measured before and after in one
+run: e.g. `git archive main | tar -x -C DIR`.
 
 Run: .venv/bin/python benchmarks/bot_ack.py [--senders 16] [--per-sender 100] [--rounds 3]
      [--workers N] [--rate 10] [--no-peer] [--max-requests N] [--stack-floor] [--asgi]
@@ -213,7 +214,7 @@ def start_ours(
 ) -> Target:
     """The bot as `freemad bot serve` runs it, or (`candidate`) on one of bot_ack_asgi's
     servers with the same gunicorn settings otherwise, or (`tree`) another checkout's bot."""
-    name = candidate or ("baseline" if tree is not None else "freemad")
+    name = candidate or (f"tree_{tree.name}" if tree is not None else "freemad")
     port = free_port()
     env = {
         **os.environ,
@@ -323,7 +324,11 @@ def arguments() -> argparse.Namespace:
         "--asgi", action="store_true", help="also the bot on uvicorn's and gunicorn's ASGI workers"
     )
     parser.add_argument(
-        "--baseline-tree", type=Path, help="also the bot of the checkout in this folder (before)"
+        "--baseline-tree",
+        type=Path,
+        action="append",
+        default=[],
+        help="also the bot of the checkout in this folder (before); may be repeated",
     )
     return parser.parse_args()
 
@@ -338,8 +343,8 @@ def main() -> None:
                 targets.append(start_peer(Path(folder), python))
             if args.stack_floor:
                 targets.append(start_stack_floor(Path(folder), args.workers))
-            if args.baseline_tree is not None:
-                tree = args.baseline_tree.resolve()
+            for given in args.baseline_tree:
+                tree = given.resolve()
                 if not (tree / "freemad" / "__init__.py").is_file():
                     sys.exit(f"--baseline-tree: no freemad package in {tree}")
                 targets.append(start_ours(Path(folder), args.workers, args.max_requests, tree=tree))
@@ -376,7 +381,7 @@ def main() -> None:
         "web_workers": args.workers,
         "max_requests": args.max_requests,
         "payload_bytes": len(payload()),
-        "baseline_tree": None if args.baseline_tree is None else str(args.baseline_tree),
+        "baseline_trees": [str(tree) for tree in args.baseline_tree],
         **results,
         "budget_p99_ms": BUDGET_P99_MS,
         "open_loop_meets_budget": ours["open_loop"]["ack_latency_ms"]["p99"] < BUDGET_P99_MS,
