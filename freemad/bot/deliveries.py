@@ -21,7 +21,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -124,40 +124,62 @@ class DeliveryLog:
         `queue.job_row`), runs in the same transaction when the delivery is new: the delivery
         and its job are committed together, or neither is.
         """
+        return self.record_many([(delivery, job)], status=status)[0]
+
+    def record_many(
+        self,
+        entries: Sequence[tuple[Delivery, tuple[str, tuple[object, ...]] | None]],
+        *,
+        status: str = "queued",
+    ) -> list[bool]:
+        """`record` for each (delivery, job) in `entries`, all in one transaction: whether each
+        is new. One commit for several acknowledgements (the web edge's group commit): every
+        one of them is on disk when this returns, or none is and it raises."""
         check_status(status)
         now = time.time()
-        digest = body_digest(delivery.body)
         with self._write() as db:
-            try:
-                cursor = db.execute(
-                    _RECORD,
-                    (
-                        delivery.delivery_id,
-                        delivery.event,
-                        delivery.action,
-                        delivery.installation_id,
-                        delivery.repo,
-                        delivery.body,
-                        now,
-                        now,
-                        status,
-                        digest,
-                    ),
-                )
-            except sqlite3.IntegrityError:
-                # The unique index on body_sha256: another delivery has this body.
-                other = db.execute(
-                    "SELECT 1 FROM deliveries WHERE body_sha256 = ? AND delivery_id != ?",
-                    (digest, delivery.delivery_id),
-                ).fetchone()
-                if other is None:
-                    raise
-                return False
-            if cursor.rowcount != 1:
-                return False
-            if job is not None:
-                db.execute(*job)
-            return True
+            return [self._insert(db, delivery, status, job, now) for delivery, job in entries]
+
+    @staticmethod
+    def _insert(
+        db: sqlite3.Connection,
+        delivery: Delivery,
+        status: str,
+        job: tuple[str, tuple[object, ...]] | None,
+        now: float,
+    ) -> bool:
+        digest = body_digest(delivery.body)
+        try:
+            cursor = db.execute(
+                _RECORD,
+                (
+                    delivery.delivery_id,
+                    delivery.event,
+                    delivery.action,
+                    delivery.installation_id,
+                    delivery.repo,
+                    delivery.body,
+                    now,
+                    now,
+                    status,
+                    digest,
+                ),
+            )
+        except sqlite3.IntegrityError:
+            # The unique index on body_sha256: another delivery has this body. SQLite undid
+            # this statement alone; the transaction (and the rest of a batch) goes on.
+            other = db.execute(
+                "SELECT 1 FROM deliveries WHERE body_sha256 = ? AND delivery_id != ?",
+                (digest, delivery.delivery_id),
+            ).fetchone()
+            if other is None:
+                raise
+            return False
+        if cursor.rowcount != 1:
+            return False
+        if job is not None:
+            db.execute(*job)
+        return True
 
     def get(self, delivery_id: str) -> Delivery | None:
         row = self._one(

@@ -7,9 +7,9 @@ directory, as the SQLite queue is. Neither opens anything until first used.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from freemad.bot.claims import Claims
 from freemad.bot.deliveries import DeliveryLog
@@ -38,22 +38,41 @@ def claims_store(settings: BotSettings) -> ClaimStore:
     return Claims(settings.state_dir / "claims.db")
 
 
-def recorder_with_job(
-    executor: Executor, deliveries: DeliveryStore
-) -> Callable[[Delivery], bool] | None:
-    """How the web edge records a delivery and enqueues its job in one transaction, when the
+Entry = tuple["Delivery", tuple[str, tuple[object, ...]]]  # a delivery and its job's row
+
+
+class JobRecorder:
+    """Deliveries and their jobs into the delivery log's file, in one transaction per call.
+
+    `entry` builds a delivery's job row (huey's pickle of the message) outside any lock; `write`
+    commits a batch of entries at once (the web edge's group commit) and says which are new.
+    """
+
+    def __init__(self, log: DeliveryLog, job_row: Callable[[Delivery], Any]) -> None:
+        self.log = log
+        self._job_row = job_row
+
+    def entry(self, delivery: Delivery) -> Entry:
+        return delivery, self._job_row(delivery)
+
+    def write(self, entries: Sequence[Entry]) -> list[bool]:
+        return self.log.record_many(entries)
+
+    def __call__(self, delivery: Delivery) -> bool:
+        """Record one delivery with its job: whether it is new."""
+        return self.write([self.entry(delivery)])[0]
+
+
+def recorder_with_job(executor: Executor, deliveries: DeliveryStore) -> JobRecorder | None:
+    """How the web edge records deliveries and enqueues their jobs in one transaction, when the
     executor's queue is a table of the delivery log's own SQLite file (the local executor
-    without Redis): one commit per acknowledgement instead of two, and never a delivery
-    recorded without its job. None otherwise: the log records, then the executor submits."""
+    without Redis): one commit for one acknowledgement or several (group_commit.py), and never
+    a delivery recorded without its job. None otherwise: the log records, then the executor
+    submits."""
     queue_file = getattr(executor, "queue_file", None)
     job_row = getattr(executor, "job_row", None)
     if not isinstance(deliveries, DeliveryLog) or queue_file is None or job_row is None:
         return None
     if Path(queue_file).resolve() != deliveries.path.resolve():
         return None
-    log = deliveries
-
-    def record_with_job(delivery: Delivery) -> bool:
-        return log.record(delivery, status="queued", job=job_row(delivery))
-
-    return record_with_job
+    return JobRecorder(deliveries, job_row)

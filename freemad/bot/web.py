@@ -8,22 +8,20 @@ happens at import time; `app_from_env()` is what gunicorn calls.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import hmac
 import json
 import logging
 import os
 import re
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
+from freemad.bot.group_commit import GateUnavailable, GroupCommit, WriteGate
 from freemad.bot.json_logs import configure_json_logging, scrub_secrets
 from freemad.bot.ports import Delivery, DeliveryLogUnavailable, DeliveryStore, Executor
 from freemad.bot.settings import BotSettings
@@ -65,57 +63,23 @@ _WORKER_QUIET = (
 )
 
 
-class _GateUnavailable(Exception):
-    pass
-
-
-class _WriteGate:
-    """One acknowledgement writes at a time, across threads and gunicorn's worker processes.
-
-    SQLite serialises writers anyway, but a writer that finds the database locked sleeps in
-    steps of up to 100 ms before it looks again; under 16 concurrent senders that put the 99th
-    percentile past 200 ms. Queueing on a file lock instead wakes the next writer the moment
-    the last one is done (each holds it for about a millisecond).
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-        self._fd: int | None = None
-        self._pid = 0
-
-    @contextlib.contextmanager
-    def held(self) -> Iterator[None]:
-        with self._lock:
-            if self._fd is None or self._pid != os.getpid():  # a fork has a file of its own
-                try:
-                    self.path.parent.mkdir(parents=True, exist_ok=True)
-                    self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-                except OSError as exc:
-                    raise _GateUnavailable(str(exc)) from exc
-                self._pid = os.getpid()
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
-
-
 class _Edge:
     """The two endpoints, over one settings, executor and delivery log."""
 
     def __init__(
         self, settings: BotSettings, executor: Executor, deliveries: DeliveryStore
     ) -> None:
-        self.gate = _WriteGate(Path(settings.state_dir) / "ack.lock")
+        self.gate = WriteGate(Path(settings.state_dir) / "ack.lock")
         self.max_body = settings.max_body
         self.secret = settings.webhook_secret.get_secret_value().encode("utf-8")
         self.executor = executor
         self.deliveries = deliveries
         from freemad.bot.stores import recorder_with_job
 
-        # The delivery and its job in one commit, when the queue is a table of the log's file.
-        self.record_with_job = recorder_with_job(executor, deliveries)
+        # The delivery and its job in one commit, when the queue is a table of the log's file;
+        # with those of this process's other threads waiting meanwhile (group_commit.py).
+        self.recorder = recorder_with_job(executor, deliveries)
+        self.group = None if self.recorder is None else GroupCommit(self.gate, self.recorder.write)
 
     def webhook(self) -> tuple[Response, int]:
         length = request.content_length
@@ -160,27 +124,27 @@ class _Edge:
         # submit is quick is taken to be slow. Both of ours only enqueue.
         local = getattr(self.executor, "quick_submit", False) and self.deliveries.local_file
         try:
+            if self.group is not None and self.recorder is not None:
+                is_new = self.group.submit(self.recorder.entry(delivery))
+                return self._answer(delivery, where, is_new, submitted=True)
             with self.gate.held() if local else contextlib.nullcontext():
-                return self._record_and_submit(delivery, where)
-        except _GateUnavailable:
+                is_new = self.deliveries.record(delivery, status="queued")
+                return self._answer(delivery, where, is_new, submitted=False)
+        except GateUnavailable:
             log.exception("cannot open the acknowledgement lock", extra={**where, "status": 503})
             return _error(503, "the delivery log is unavailable; redeliver later", delivery_id)
-
-    def _record_and_submit(self, delivery: Delivery, where: dict[str, str]) -> tuple[Response, int]:
-        delivery_id = delivery.delivery_id
-        together = self.record_with_job
-        try:
-            if together is not None:
-                is_new = together(delivery)
-            else:
-                is_new = self.deliveries.record(delivery, status="queued")
         except DeliveryLogUnavailable:
             log.exception("cannot record the delivery", extra={**where, "status": 503})
             return _error(503, "the delivery log is unavailable; redeliver later", delivery_id)
+
+    def _answer(
+        self, delivery: Delivery, where: dict[str, str], is_new: bool, *, submitted: bool
+    ) -> tuple[Response, int]:
+        delivery_id = delivery.delivery_id
         if not is_new:
             log.info("duplicate delivery", extra={**where, "status": "duplicate"})
             return jsonify({"duplicate": True, "delivery_id": delivery_id}), 200
-        if together is None:
+        if not submitted:
             try:
                 self.executor.submit(delivery)
             except Exception as exc:
@@ -239,8 +203,6 @@ def _internal_error(exc: Exception) -> tuple[Response, int]:
 
 def app_from_env() -> Flask:
     """The app as gunicorn runs it: settings from the environment, the chosen executor."""
-    import os
-
     from freemad.bot.executors import executor_from
     from freemad.bot.stores import delivery_log
 
