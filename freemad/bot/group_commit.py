@@ -13,7 +13,8 @@ of the threads that came meanwhile, which does the same for the next batch. Each
 returns only after the transaction holding its delivery has committed, so a 202 still means the
 delivery is on disk. What it saves is a transaction per delivery (each writes 9 to 10 pages to
 the write-ahead log, several of them the same index leaves as the last one's) and a turn of the
-file lock: 10 to 15% of the CPU per acknowledgement under gunicorn (docs/benchmarks.md).
+file lock: up to a sixth of the CPU per acknowledgement when the workers are busy, nothing when
+they are not (docs/benchmarks.md, "Webhook bot").
 """
 
 from __future__ import annotations
