@@ -1,4 +1,5 @@
-"""The real `create_app`, for real gunicorn in tests: each submission is appended to a file.
+"""The real `create_app`, for real gunicorn in tests: each submission is appended to a file, or
+(with FREEMAD_TEST_QUEUE set) goes on the bot's own SQLite queue, as `app_from_env()` does it.
 
 gunicorn imports this in each worker (preload_app is off); `SUBMISSIONS_ENV` names the file, a
 JSON line per submitted delivery, written with one `write` on an O_APPEND descriptor so lines
@@ -12,13 +13,15 @@ import os
 import time
 from pathlib import Path
 
+from freemad.bot.executors import executor_from
 from freemad.bot.json_logs import configure_json_logging
-from freemad.bot.ports import Delivery
+from freemad.bot.ports import Delivery, Executor
 from freemad.bot.settings import BotSettings
 from freemad.bot.stores import delivery_log
 from freemad.bot.web import create_app
 
 SUBMISSIONS_ENV = "FREEMAD_TEST_SUBMISSIONS"
+QUEUE_ENV = "FREEMAD_TEST_QUEUE"  # set: the real local executor instead of the file
 
 
 class FileExecutor:
@@ -44,5 +47,11 @@ settings = BotSettings.from_env(os.environ)
 configure_json_logging(settings)
 # As app_from_env() builds it: checkpoints on a thread of their own.
 deliveries = delivery_log(settings, background_checkpoint=True)
-executor = FileExecutor(Path(os.environ[SUBMISSIONS_ENV]))
+executor: Executor
+if os.environ.get(QUEUE_ENV):
+    # The bot's own executor, its queue a table of the delivery log's file: each delivery and
+    # its job are committed together, with those of the worker's other waiting threads.
+    executor = executor_from(settings, background_checkpoint=True)
+else:
+    executor = FileExecutor(Path(os.environ[SUBMISSIONS_ENV]))
 app = create_app(settings, executor=executor, deliveries=deliveries)

@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import http.client
 import json
+import re
 import signal
 import sqlite3
 import threading
@@ -20,12 +21,16 @@ from pathlib import Path
 
 import pytest
 
+from freemad.bot.job import Job
+from freemad.bot.queue import make_huey, register
+from freemad.bot.settings import BotSettings
 from tests.bot.test_gunicorn import SECRET, bot_env, gunicorn_argv, start
 from tests.conftest import free_port
 from tests.github.payloads import labeled_issue
 
 SENDERS = 8
 PER_SENDER = 375  # 3,000 in all
+QUEUE_ENV = "FREEMAD_TEST_QUEUE"  # app_for_gunicorn's (importing it here would build its app)
 MAX_REQUESTS = 250  # with 2 workers: about a dozen recycles during the burst, whatever the jitter
 
 
@@ -84,10 +89,28 @@ def burst(port: int, midway: threading.Event | None = None) -> dict[str, object]
     return answers
 
 
+def queued_jobs(env: dict[str, str]) -> list[str]:
+    """The deliveries with a job on the bot's SQLite queue, read back through huey."""
+    settings = BotSettings.from_env(env)
+    huey = make_huey(settings)
+    register(huey, Job(settings))
+    try:
+        return sorted(task.args[0] for task in huey.pending())
+    finally:
+        huey.storage.close()
+
+
 @pytest.mark.parametrize("trigger", ["max_requests", "SIGHUP", "SIGTERM"])
-def test_a_keep_alive_burst_loses_nothing_across_recycles(tmp_path: Path, trigger: str) -> None:
+@pytest.mark.parametrize("queue", [False, True], ids=["file-executor", "sqlite-queue"])
+def test_a_keep_alive_burst_loses_nothing_across_recycles(
+    tmp_path: Path, trigger: str, queue: bool
+) -> None:
+    """With the file executor each accepted delivery is submitted after its commit; with the
+    bot's SQLite queue it is committed with its job, several waiting threads' at once."""
     port = free_port()
     env = bot_env(tmp_path, port)  # two workers
+    if queue:
+        env[QUEUE_ENV] = "1"
     argv = gunicorn_argv()
     if trigger == "max_requests":
         argv[-1:-1] = ["--max-requests", str(MAX_REQUESTS), "--max-requests-jitter", "25"]
@@ -115,15 +138,18 @@ def test_a_keep_alive_burst_loses_nothing_across_recycles(tmp_path: Path, trigge
     never_sent = {"ConnectionRefusedError"} if trigger == "SIGTERM" else set()
     assert set(outcomes) <= {202, "503+Retry-After", *never_sent}, outcomes
     accepted = {delivery_id for delivery_id, answer in answers.items() if answer == 202}
-    assert sorted(server.submitted()) == sorted(accepted)
+    assert (queued_jobs(env) if queue else sorted(server.submitted())) == sorted(accepted)
     with sqlite3.connect(tmp_path / "state" / "deliveries.sqlite3") as db:
         rows = dict(db.execute("SELECT delivery_id, status FROM deliveries").fetchall())
     assert {d for d, status in rows.items() if status == "queued"} == accepted
 
     # The burst did cross recycles: gunicorn said so, and more processes served than it keeps.
     log = server.stderr.read_text()
-    lines = server.submissions.read_text().splitlines()
-    pids = {json.loads(line)["pid"] for line in lines}
+    if queue:  # no file names the process that took each delivery: the workers' boots do
+        pids = set(re.findall(r"Booting worker with pid: (\d+)", log))
+    else:
+        lines = server.submissions.read_text().splitlines()
+        pids = {json.loads(line)["pid"] for line in lines}
     if trigger == "max_requests":
         assert log.count("Autorestarting worker") >= 6
         assert len(pids) >= 2 + 6
