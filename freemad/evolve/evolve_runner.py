@@ -31,7 +31,7 @@ from freemad.config.models import FreemadConfig
 from freemad.core.evolve.fold import EvolveState, Next, Status, fold, next_action
 from freemad.core.evolve.git_names import DEFAULT_BRANCH_PREFIX, branch_name
 from freemad.errors import ConfigError, UsageError
-from freemad.evolve import generations
+from freemad.evolve import generations, stuck
 from freemad.evolve.judging import measure_candidate, sandbox_problem
 from freemad.evolve.variation import Context, Variation
 from freemad.evolve.worker_protocol import Incumbent, Rejection, objective
@@ -300,7 +300,7 @@ class EvolveRunner:
         elif step.action == "intervene":
             await self._intervene(state, step, lineage)
         elif step.action == "ask_human":
-            question = self._question(state, step)
+            question = stuck.question(state, step, self.evolve.supervisor, self.config_arg)
             data = {
                 "after_iteration": state.last_judged,
                 "detection": step.detection,
@@ -310,7 +310,13 @@ class EvolveRunner:
         elif step.action == "stop" and step.reason == "worker_failed":
             stall = self.evolve.supervisor.stall_window
             self.append(
-                run_id, [("stopped", {"reason": step.reason, "detail": _broken(state, stall)})]
+                run_id,
+                [
+                    (
+                        "stopped",
+                        {"reason": step.reason, "detail": stuck.broken_workers(state, stall)},
+                    )
+                ],
             )
         elif step.action == "stop":
             self.append(run_id, [("stopped", {"reason": step.reason})])
@@ -366,7 +372,7 @@ class EvolveRunner:
         tried = [text for item in state.interventions for text in item.get("directions", [])]
         context = self.context(state, state.next_iteration, [])
         found = await self.variation.directions(
-            context, self._problem(state, step), tried, lineage.worktree
+            context, stuck.problem(state, step, self.evolve.supervisor), tried, lineage.worktree
         )
         data = {"after_iteration": state.last_judged, "detection": step.detection, **found}
         self.append(state.run_id, [("intervention", data)])
@@ -398,28 +404,6 @@ class EvolveRunner:
             directions=directions,
             rejections=rejections,
             candidate=candidate,
-        )
-
-    def _problem(self, state: EvolveState, step: Next) -> str:
-        supervisor = self.evolve.supervisor
-        if step.detection == "loop":
-            signature = state.records[-1].signature
-            return (
-                f"the last {supervisor.loop_threshold} candidates were rejected for the same "
-                f"reason ({signature})"
-            )
-        return f"no candidate was admitted in the last {supervisor.stall_window} iterations"
-
-    def _question(self, state: EvolveState, step: Next) -> str:
-        incumbent = state.incumbent
-        assert incumbent is not None
-        scores = ", ".join(f"{k}={v:g}" for k, v in incumbent.components.items())
-        tried = len(state.interventions)
-        return (
-            f"Evolve run {state.run_id} is stuck at v{incumbent.version} ({scores}): "
-            f"{self._problem(state, step)}, and {tried} intervention(s) brought no new best. "
-            f"What should the workers try next? Answer with: freemad evolve answer "
-            f'{state.run_id} "DIRECTION"{self.config_arg}, or end the run with --decline.'
         )
 
     def _preflight(self) -> str:
@@ -486,24 +470,3 @@ class EvolveRunner:
             if self.on_step is not None:
                 self.on_step(kind, data)
         return state
-
-
-# What to do about a worker whose tooling failed the same way in a row, by its call's status.
-_MENDS = {
-    "spawn_error": "check the agent's cli_command and that its program is installed",
-    "not_logged_in": "log the agent's CLI in",
-    "timeout": "raise evolve.worker_budget.timeout_sec, or use a faster agent",
-    "exit_error": "run the agent's command by hand to see its whole error",
-}
-
-
-def _broken(state: EvolveState, window: int) -> str:
-    """The cause of a `worker_failed` stop, from the last verdict, and what mends it."""
-    reason = str(state.judged[state.last_judged]["verdict"]["reason"])
-    cause = reason.rpartition("(")[2].rstrip(")")
-    mend = _MENDS.get(cause, "fix the agent")
-    return (
-        f"{reason}, in each of the last {window} iterations; {mend}, check with 'freemad "
-        f"evolve validate' (it starts every agent where its calls run), then 'freemad evolve "
-        f"resume {state.run_id}'"
-    )
