@@ -19,6 +19,7 @@ from freemad.bot.journal import Claim, JournalForge, LeaseLost, Renewal
 from freemad.bot.ports import FINISHED, LEASE_SECONDS, Effect, Owner
 from freemad.errors import FreemadError
 from freemad.github.forge import Forge, ForgeError
+from freemad.github.public_text import without_local_paths
 from freemad.markdown import escape_markdown
 
 if TYPE_CHECKING:
@@ -216,7 +217,7 @@ class Job:
             repo, number, how = where
             body = (
                 f"FREE-MAD could not handle this and gave up after {tries}: "
-                f"{escape_markdown(reason, 500)}\n\nTo try again, {how}. (Delivery `{delivery.delivery_id}`; "
+                f"{escape_markdown(without_local_paths(reason), 500)}\n\nTo try again, {how}. (Delivery `{delivery.delivery_id}`; "
                 "the bot's operator can find it in the worker's log.)"
             )
             try:

@@ -21,6 +21,7 @@ from freemad.core.untrusted import clean
 from freemad.github.comments import render_reply
 from freemad.github.evolve_pr import PullRequestInfo
 from freemad.github.forge import Forge, PostedComment
+from freemad.github.public_text import without_local_paths
 from freemad.store import Store
 
 _NO_CHECKOUT = (
@@ -119,7 +120,10 @@ class Thread(Clients):
         self.forge.edit_comment(self.repo, comment_id, body)
 
     def reply(self, kind: str, **values: Any) -> Outcome:
-        """Post one of the short replies (`templates/github/reply.md.j2`) and say so."""
+        """Post one of the short replies (`templates/github/reply.md.j2`) and say so; a reason
+        never shows a path on this host."""
+        if "reason" in values:
+            values["reason"] = without_local_paths(str(values["reason"]))
         posted = self.comment(render_reply(kind, **values))
         return Outcome("replied", kind, comment_url=posted.html_url)
 

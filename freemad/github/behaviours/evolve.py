@@ -18,6 +18,7 @@ from freemad.errors import FreemadError
 from freemad.evolve.evolve_runner import EvolveRunner
 from freemad.github.comments import render_evolve
 from freemad.github.evolve_pr import EvolveOnPr, PullRequestInfo, resume_evolve, start_evolve
+from freemad.github.public_text import public_reason
 from freemad.github.thread import LinkedRun, Outcome, Thread
 from freemad.markdown import escape_markdown
 
@@ -54,7 +55,7 @@ def start(thread: Thread, goal: str, options: Mapping[str, Any]) -> Outcome:
             web_url=thread.settings.web_url,
         )
     except FreemadError as exc:
-        shown = escape_markdown(exc.one_line(), 500)  # may quote branch names from the PR
+        shown = escape_markdown(public_reason(exc), 500)  # may quote branch names from the PR
         thread.edit_comment(progress.id, f"FREE-MAD could not run: {shown}")
         return Outcome("refused", exc.one_line(), run_id=links[0] if links else None)
     body = _show(thread, progress.id, run, goal)

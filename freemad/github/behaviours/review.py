@@ -20,6 +20,7 @@ from freemad.debate.debate_record import DebateResult
 from freemad.debate.review_debate import ReviewRequest, ReviewResult, fold_review, review_request
 from freemad.errors import FreemadError
 from freemad.github.forge import ForgeError, PostedReview, PullRequestDetails
+from freemad.github.public_text import public_reason
 from freemad.github.review_post import diff_from_files, everything_in_body, review_payload
 from freemad.github.thread import Outcome, Thread
 from freemad.markdown import escape_markdown
@@ -51,7 +52,7 @@ def handle(thread: Thread, command: Command, login: str) -> Outcome:
         result = _debate(thread, request, rounds, status)
     except FreemadError as exc:
         status.edit(
-            f"FREE-MAD could not review this pull request: {escape_markdown(exc.one_line(), 500)}"
+            f"FREE-MAD could not review this pull request: {escape_markdown(public_reason(exc), 500)}"
         )
         return Outcome("refused", exc.one_line())
     thread.link(result.debate.run_id, "review", status.comment_id)
@@ -134,7 +135,7 @@ def _post(
     try:
         posted = _create(thread, payload)
     except ForgeError as exc:
-        status.edit(f"GitHub refused the review: {escape_markdown(exc.one_line(), 500)}")
+        status.edit(f"GitHub refused the review: {escape_markdown(public_reason(exc), 500)}")
         return Outcome("refused", exc.one_line(), run_id=run_id, status="refused")
     inline = len(payload["comments"])
     status.edit(

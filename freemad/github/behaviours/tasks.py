@@ -13,11 +13,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from freemad.core.commands import Command
-from freemad.core.task_machine import TaskState
+from freemad.core.task_machine import RoleError, TaskState, assign_roles
 from freemad.errors import FreemadError
 from freemad.github.comments import render_task
+from freemad.github.public_text import public_reason, without_local_paths
 from freemad.github.publish import stash_task_branch
 from freemad.github.thread import LinkedRun, Outcome, Steer, Thread
+from freemad.markdown import escape_markdown
 from freemad.tasks.task_runner import TaskRunner
 
 Act = Callable[[Thread, TaskRunner, str, Command], TaskState]
@@ -40,12 +42,26 @@ def code(thread: Thread, goal: str, options: Mapping[str, Any]) -> Outcome:
 
 
 def _start(thread: Thread, task_type: str, goal: str) -> Outcome:
+    # A config that cannot run this task is said at once: no "starting" comment, no task.
+    try:
+        assign_roles(task_type, {a.id: a.roles for a in thread.config.enabled_agents})
+    except RoleError as exc:
+        reason = f"this FREE-MAD cannot run a {task_type} task: {exc}"
+        return thread.reply("refused_by_run", reason=without_local_paths(reason))
     posted = thread.comment(thread.starting(f"a {task_type} task"))
-    progress = ProgressComment(thread, posted.id, uuid.uuid4().hex[:16])
-    thread.link(progress.task_id, "task", posted.id)
-    state = progress.runner.start(
-        task_type, goal, thread.settings.workspace, task_id=progress.task_id
-    )
+    progress = ProgressComment(thread, posted.id, uuid.uuid4().hex[:16], link=True)
+    try:
+        state = progress.runner.start(
+            task_type, goal, thread.settings.workspace, task_id=progress.task_id
+        )
+    except FreemadError as exc:
+        if thread.store.run(progress.task_id) is not None:
+            raise  # the task exists and failed on the way: as any failure of a run
+        # Refused before the task was made (the workspace, the goal): the comment says so.
+        thread.edit_comment(
+            posted.id, f"FREE-MAD could not start the {task_type} task: {_said(exc)}"
+        )
+        return Outcome("refused", public_reason(exc), comment_url=posted.html_url)
     progress.refresh()
     keep_branch(thread, state)
     view = state.view()
@@ -56,6 +72,10 @@ def _start(thread: Thread, task_type: str, goal: str) -> Outcome:
         comment_url=posted.html_url,
         summary=progress.shown,
     )
+
+
+def _said(exc: FreemadError) -> str:
+    return escape_markdown(public_reason(exc), 500)
 
 
 # --- steering the thread's task ---------------------------------------------------------------
@@ -72,7 +92,7 @@ def _steering(act: Act) -> Steer:
             state = act(thread, progress.runner, run.run_id, command)
             keep_branch(thread, state)
         except FreemadError as exc:
-            return thread.reply("refused_by_run", login=login, reason=exc.one_line())
+            return thread.reply("refused_by_run", login=login, reason=public_reason(exc))
         progress.refresh()
         return progress.steered(command, state)
 
@@ -127,8 +147,13 @@ class ProgressComment:
     """The one comment a task keeps on its thread, edited in place as the task moves, and the
     task's runner, which tells it of every step."""
 
-    def __init__(self, thread: Thread, comment_id: int, task_id: str) -> None:
+    def __init__(
+        self, thread: Thread, comment_id: int, task_id: str, *, link: bool = False
+    ) -> None:
+        """`link`: the thread is linked to the task once the task exists (its first step), so
+        a later command never finds a task that was never made."""
         self.thread, self.comment_id, self.task_id = thread, comment_id, task_id
+        self.link = link
         self.shown = ""
         self.runner = TaskRunner(
             thread.config,
@@ -139,6 +164,8 @@ class ProgressComment:
         )
 
     def step(self, kind: str, data: dict[str, Any]) -> None:
+        if kind == "task_created" and self.link:
+            self.thread.link(self.task_id, "task", self.comment_id)
         if kind in ("stage_advanced", "waiting_for_human", "completed", "cancelled"):
             self.refresh()
 
