@@ -54,20 +54,23 @@ def run_delivery(settings: BotSettings, delivery: Delivery, forge: Forge, claim:
     """What a job does: the delivery through the router, on the runs of `settings.run_store`."""
     from freemad.bot.run_store import job_store
     from freemad.config import default_config, load_config
+    from freemad.github.pages import PagesSite
     from freemad.github.pulls import web_url_of
     from freemad.github.router import Router
     from freemad.github.thread import Settings
     from freemad.wiring import ADAPTERS
 
     config = load_config(settings.config_path) if settings.config_path else default_config()
-    pages = (config.github.pages_url or "").rstrip("/")
+    # Run pages are linked where the site is: configured, else as GitHub's Pages API says.
+    repo = delivery.repo
+    site = PagesSite(config.github.pages_url, lambda: forge.pages_url(repo) if repo else None)
     routing = Settings(
         workspace=settings.state_dir,
         checkout=False,
         web_url=web_url_of(settings.github_api_url),
+        run_url=site.run_url,
+        pages_note=site.note,
     )
-    if pages:
-        routing.run_url = lambda kind, run_id: f"{pages}/runs/{run_id}.html"
     with job_store(settings, config, delivery.repo, lambda: _token(settings, delivery, forge)) as (
         store,
         save,

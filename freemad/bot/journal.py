@@ -99,6 +99,58 @@ class JournalForge:
     def list_comments(self, repo: str, number: int) -> list[ListedComment]:
         return self.inner.list_comments(repo, number)
 
+    def reply_in_review_thread(
+        self, repo: str, number: int, comment_id: int, body: str
+    ) -> PostedComment:
+        seq, done = self._write("thread_reply")
+        if done is not None and (done.repo, done.number) == (repo, number):
+            return self.inner.edit_review_comment(repo, done.ref, body)
+        posted = self.inner.reply_in_review_thread(repo, number, comment_id, body)
+        self.claim.record("thread_reply", seq, Effect(repo, number, posted.id, posted.html_url))
+        return posted
+
+    def edit_review_comment(self, repo: str, comment_id: int, body: str) -> PostedComment:
+        self._write("edit")
+        return self.inner.edit_review_comment(repo, comment_id, body)
+
+    def create_check_run(
+        self,
+        repo: str,
+        *,
+        name: str,
+        head_sha: str,
+        title: str,
+        summary: str,
+        details_url: str | None = None,
+    ) -> int:
+        seq, done = self._write("check_run")
+        if done is not None and done.repo == repo:
+            return done.ref  # the killed run's check run goes on, not a second one beside it
+        ident = self.inner.create_check_run(
+            repo,
+            name=name,
+            head_sha=head_sha,
+            title=title,
+            summary=summary,
+            details_url=details_url,
+        )
+        self.claim.record("check_run", seq, Effect(repo, 0, ident, ""))
+        return ident
+
+    def update_check_run(
+        self,
+        repo: str,
+        check_run_id: int,
+        *,
+        title: str,
+        summary: str,
+        conclusion: str | None = None,
+    ) -> None:
+        self._write("edit")
+        self.inner.update_check_run(
+            repo, check_run_id, title=title, summary=summary, conclusion=conclusion
+        )
+
     def react(self, repo: str, comment_id: int, content: str) -> None:
         self._write("react")
         self.inner.react(repo, comment_id, content)

@@ -31,7 +31,7 @@ class GitHubConfig(StrictModel):
     )
     pages_url: str | None = _doc(
         "Where the Pages site is served, for links to each run's page; null: what GitHub's "
-        "Pages API reports, else https://OWNER.github.io/REPO.",
+        "Pages API reports, else no link.",
         None,
     )
     max_text_chars: PositiveInt = _doc(

@@ -25,6 +25,7 @@ from freemad.config.models import FreemadConfig
 from freemad.errors import FreemadError, UsageError
 from freemad.github import workflow_io as io
 from freemad.github.forge import Forge, RecordingForge
+from freemad.github.pages import PagesSite
 from freemad.github.pulls import web_url_of
 from freemad.github.router import Router
 from freemad.github.thread import Outcome, Settings
@@ -251,26 +252,20 @@ def _settings(
 ) -> Settings:
     github = config.github
     repo = environ.get("GITHUB_REPOSITORY", "")
-    configured = (github.pages_url or environ.get("FREEMAD_PAGES_URL", "")).rstrip("/")
-    found: list[str] = []
-
-    def pages() -> str:
-        """The site's address: configured, else asked of GitHub once (a custom domain, a user
-        site), else the usual `https://OWNER.github.io/REPO`."""
-        if configured:
-            return configured
-        if not found:
-            asked = forge.pages_url(repo) if forge is not None and "/" in repo else None
-            found.append(asked or default_pages_url(repo))
-        return found[0]
-
+    configured = github.pages_url or environ.get("FREEMAD_PAGES_URL", "")
+    # The site as configured, else as GitHub's Pages API reports it (a custom domain, a user
+    # site): never a guessed address, which is a dead link on a repository without Pages.
+    site = PagesSite(
+        configured, lambda: forge.pages_url(repo) if forge is not None and "/" in repo else None
+    )
     web_url = environ.get("GITHUB_SERVER_URL") or web_url_of(
         environ.get("GITHUB_API_URL") or "https://api.github.com"
     )
     return Settings(
         self_login=github.self_login or "github-actions[bot]",
         allowed_bots=tuple(github.allowed_bots),
-        run_url=(lambda kind, run_id: f"{pages()}/runs/{run_id}.html" if pages() else None),
+        run_url=site.run_url,
+        pages_note=site.note,
         workspace=workspace,
         web_url=web_url,
         job_url=actions_run_url(environ, web_url),
@@ -288,17 +283,6 @@ def actions_run_url(environ: Mapping[str, str], web_url: str) -> str | None:
     url = f"{web_url.rstrip('/')}/{repo}/actions/runs/{run_id}"
     attempt = environ.get("GITHUB_RUN_ATTEMPT", "").strip()
     return f"{url}/attempts/{attempt}" if attempt.isdigit() else url
-
-
-def default_pages_url(repo: str) -> str:
-    """Where GitHub puts a repository's Pages site by default: `OWNER.github.io` for the user or
-    organisation site (the repository named so), `OWNER.github.io/REPO` for any other; "" for
-    no repository."""
-    if "/" not in repo:
-        return ""
-    owner, name = repo.split("/", 1)
-    site = f"https://{owner.lower()}.github.io"
-    return site if name.lower() == f"{owner.lower()}.github.io" else f"{site}/{name}"
 
 
 def _sender(environ: Mapping[str, str]) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from freemad.errors import FreemadError
+from freemad.github.forge_conversation import ConversationPort, RecordingConversation
 
 PERMISSIONS = ("admin", "maintain", "write", "triage", "read", "none")
 REACTIONS = ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes")
@@ -102,8 +103,9 @@ class PostedReview:
     html_url: str
 
 
-class Forge(Protocol):
-    """How FREE-MAD talks to GitHub. `repo` is always "owner/name"."""
+class Forge(ConversationPort, Protocol):
+    """How FREE-MAD talks to GitHub. `repo` is always "owner/name"; check runs and review-thread
+    replies are `ConversationPort`'s."""
 
     def permission(self, repo: str, login: str) -> str | None:
         """One of `PERMISSIONS`, or None when `login` is not a collaborator (GitHub's 404)."""
@@ -202,7 +204,7 @@ class _FakePull:
 
 
 @dataclass
-class RecordingForge:
+class RecordingForge(RecordingConversation):
     """An in-memory `Forge`: keeps comments, reactions, pull requests and dispatches, records calls.
 
     `permissions` maps a login (any repository) or "owner/name:login" to its permission; a login
@@ -254,7 +256,16 @@ class RecordingForge:
         )
 
     def _missing(self, method: str, path: str) -> ForgeError:
-        return ForgeError(f"GitHub answered 404 to {method} {path}: Not Found", status=404)
+        return self._refusal(404, method, path, "Not Found")
+
+    def _refusal(self, status: int, method: str, path: str, message: str) -> ForgeError:
+        said = f"GitHub answered {status} to {method} {path}: {message}"
+        return ForgeError(said, status=status, method=method, path=path)
+
+    def _in_thread(self, repo: str, number: int, comment_id: int) -> PostedComment:
+        return PostedComment(
+            comment_id, f"{self.web_url}/{repo}/pull/{number}#discussion_r{comment_id}"
+        )
 
     def permission(self, repo: str, login: str) -> str | None:
         self._record("permission", repo=repo, login=login)

@@ -39,6 +39,7 @@ from freemad.github.forge import (
     PullRequestRef,
 )
 from freemad.github.pulls import ACTIONS_MAY_NOT_CREATE, SETTING
+from freemad.github.pygithub_conversation import ConversationCalls
 from freemad.github.retry_policy import MAX_RATE_LIMIT_WAIT, github_message, retry_delay
 from freemad.redact import RedactingFilter, Redactor
 
@@ -127,7 +128,7 @@ def _recovered(recover: Callable[[], T | None], where: str, failure: ForgeError)
     return found
 
 
-class PyGithubForge:
+class PyGithubForge(ConversationCalls):
     """`Forge` through PyGithub. `base_url` is `https://HOST/api/v3` on GitHub Enterprise Server.
 
     `retries` is how many times one operation is retried; `sleep` is injectable for tests;

@@ -201,6 +201,11 @@ class Router:
             info = PullRequestInfo(
                 repo, pr.number, pr.head.ref, pr.head.sha, pr.base.ref, head_repo
             )
+            # A command on the diff is answered in its review thread (id 0: the bot dispatched
+            # it, with no comment of its own).
+            in_thread = None
+            if isinstance(event, PullRequestReviewCommentEvent) and event.comment.id > 0:
+                in_thread = event.comment.id
             return self.clients.on(
                 repo=repo,
                 number=pr.number,
@@ -209,6 +214,7 @@ class Router:
                 is_pull_request=True,
                 default_branch=default,
                 pull=info,
+                review_comment=in_thread,
             )
         issue = event.issue
         return self.clients.on(

@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from freemad.github import standin_shapes as shapes
 from freemad.github.forge import REACTIONS
 from freemad.github.standin_comments import CommentEndpoints, public, too_long
+from freemad.github.standin_conversation import ConversationEndpoints
 from freemad.github.standin_replies import (
     NOT_FOUND,
     Reply,
@@ -65,7 +66,7 @@ class _Fault:
     done: bool = False  # the request is carried out, and then answered with `status`
 
 
-class StandIn(CommentEndpoints, ReviewEndpoints):
+class StandIn(CommentEndpoints, ReviewEndpoints, ConversationEndpoints):
     """The stand-in server. `prefix` ("/api/v3") mimics GitHub Enterprise Server's base path."""
 
     def __init__(
@@ -99,6 +100,7 @@ class StandIn(CommentEndpoints, ReviewEndpoints):
         self.workflows: dict[tuple[str, str], dict[str, Any]] = {}
         self._faults: list[_Fault] = []
         self._init_reviews()
+        self._init_conversation()
         self._numbers: dict[str, int] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -384,6 +386,10 @@ class StandIn(CommentEndpoints, ReviewEndpoints):
         ("GET PATCH", r"/issues/comments/(\d+)", "_comment"),
         ("POST", r"/issues/comments/(\d+)/reactions", "_react"),
         ("POST", r"/pulls/comments/(\d+)/reactions", "_react_review"),
+        ("PATCH", r"/pulls/comments/(\d+)", "_review_comment"),
+        ("POST", r"/pulls/(\d+/comments/\d+)/replies", "_reply_in_thread"),
+        ("POST", r"/check-runs", "_post_check_run"),
+        ("GET PATCH", r"/check-runs/(\d+)", "_check_run"),
         ("GET", r"/pulls", "_list_pulls"),
         ("POST", r"/pulls", "_open_pull"),
         ("GET PATCH", r"/pulls/(\d+)", "_pull"),

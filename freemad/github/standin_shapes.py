@@ -284,3 +284,75 @@ def review(
         "commit_id": commit_id,
         "author_association": "NONE",
     }
+
+
+def check_run(site: Site, repo: str, ident: int, *, name: str, head_sha: str) -> dict[str, Any]:
+    """A `check-run`, queued now by FREE-MAD's token (a GitHub App's, or the Actions app's)."""
+    api = f"{site.api}/repos/{repo}/check-runs/{ident}"
+    return {
+        "id": ident,
+        "node_id": f"CR_{ident}",
+        "head_sha": head_sha,
+        "name": name,
+        "external_id": "",
+        "url": api,
+        "html_url": f"{site.web}/{repo}/runs/{ident}",
+        "details_url": None,
+        "status": "queued",
+        "conclusion": None,
+        "started_at": now(),
+        "completed_at": None,
+        "output": {
+            "title": None,
+            "summary": None,
+            "text": None,
+            "annotations_count": 0,
+            "annotations_url": f"{api}/annotations",
+        },
+        "check_suite": {"id": ident + 1},
+        "app": None,
+        "pull_requests": [],
+    }
+
+
+def review_comment(
+    site: Site,
+    repo: str,
+    number: int,
+    ident: int,
+    *,
+    body: str,
+    author: str,
+    commit_id: str,
+    path: str,
+    in_reply_to: int | None = None,
+) -> dict[str, Any]:
+    """A `pull-request-review-comment` on pull request `number`'s diff (a reply in a thread when
+    `in_reply_to` names the thread's first comment)."""
+    api, web = f"{site.api}/repos/{repo}/pulls", f"{site.web}/{repo}/pull/{number}"
+    stamp = now()
+    found: dict[str, Any] = {
+        "url": f"{api}/comments/{ident}",
+        "id": ident,
+        "node_id": f"PRRC_{ident}",
+        "pull_request_review_id": ident + 1,
+        "diff_hunk": "@@ -1 +1 @@",
+        "path": path,
+        "commit_id": commit_id,
+        "original_commit_id": commit_id,
+        "user": user(site, author),
+        "body": body,
+        "created_at": stamp,
+        "updated_at": stamp,
+        "html_url": f"{web}#discussion_r{ident}",
+        "pull_request_url": f"{api}/{number}",
+        "author_association": "NONE",
+        "_links": {
+            "self": {"href": f"{api}/comments/{ident}"},
+            "html": {"href": f"{web}#discussion_r{ident}"},
+            "pull_request": {"href": f"{api}/{number}"},
+        },
+    }
+    if in_reply_to is not None:
+        found["in_reply_to_id"] = in_reply_to
+    return found

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,9 @@ class Settings:
     self_login: str | None = None
     allowed_bots: tuple[str, ...] = ()
     run_url: Callable[[str, str], str | None] = lambda kind, run_id: None
+    # How to turn GitHub Pages on, when there is no site for `run_url` to link (None: nothing
+    # to say): said once per repository (`Thread.pages_note_once`).
+    pages_note: Callable[[], str | None] = lambda: None
     workspace: Path = field(default_factory=Path.cwd)  # the checkout code tasks branch from
     checkout: bool = True  # False: no checkout of the repository here (the bot's local worker)
     web_url: str = "https://github.com"  # GitHub's web address (a server's on GHES)
@@ -86,6 +89,7 @@ class LinkedRun:
     run_id: str
     kind: str  # debate, task, evolve or review
     comment_id: int  # the comment the run keeps up to date on the thread
+    in_review_thread: bool = False  # that comment is a reply in a review thread on the diff
 
 
 # The shapes of behaviours' handlers: one that starts a run (on the text and options of the
@@ -106,6 +110,12 @@ class Thread(Clients):
     is_pull_request: bool
     default_branch: str = "main"
     pull: PullRequestInfo | None = None  # known from a pull_request event's payload
+    # The comment on a pull request's diff a command came in: FREE-MAD answers in its review
+    # thread, not in the pull request's conversation.
+    review_comment: int | None = None
+    # Where the comment being edited is, when it is another run's (`for_run`); None: where
+    # this thread posts.
+    edits_in_review_thread: bool | None = None
 
     def text(self) -> str:
         """What agents are given of the issue or pull request: its title and body, cleaned."""
@@ -114,10 +124,23 @@ class Thread(Clients):
     # --- comments -----------------------------------------------------------------------------
 
     def comment(self, body: str) -> PostedComment:
+        if self.review_comment is not None:
+            return self.forge.reply_in_review_thread(
+                self.repo, self.number, self.review_comment, body
+            )
         return self.forge.comment(self.repo, self.number, body)
 
     def edit_comment(self, comment_id: int, body: str) -> None:
-        self.forge.edit_comment(self.repo, comment_id, body)
+        in_thread = self.edits_in_review_thread
+        if in_thread if in_thread is not None else self.review_comment is not None:
+            self.forge.edit_review_comment(self.repo, comment_id, body)
+        else:
+            self.forge.edit_comment(self.repo, comment_id, body)
+
+    def for_run(self, run: LinkedRun) -> Thread:
+        """This thread, editing `run`'s comment where it is (a command in the conversation may
+        steer a run started in a review thread, and the other way round)."""
+        return replace(self, edits_in_review_thread=run.in_review_thread)
 
     def reply(self, kind: str, **values: Any) -> Outcome:
         """Post one of the short replies (`templates/github/reply.md.j2`) and say so; a reason
@@ -139,6 +162,19 @@ class Thread(Clients):
             return None
         return self.reply("refused_by_run", reason=_NO_CHECKOUT.format(what=what), **values)
 
+    def pages_note_once(self) -> str:
+        """How to turn Pages on, the first time a run comment on this repository has no run
+        page to link ("" after that, or with a site); the store remembers it was said."""
+        note = self.settings.pages_note()
+        if not note:
+            return ""
+        said = "gh-pages-" + hashlib.sha256(self.repo.encode()).hexdigest()[:16]
+        if self.store.run(said) is not None:
+            return ""
+        self.store.create_run(said, "github_notice", {"repo": self.repo, "notice": "no_pages"})
+        self.store.append(said, "said", {"repo": self.repo, "number": self.number})
+        return f"\n\n{note}\n"
+
     # --- the link between a thread and its runs -----------------------------------------------
     # Each thread's runs are found again through a small link run of its own, so a
     # `/freemad answer` a week later finds the task it answers.
@@ -150,6 +186,7 @@ class Thread(Clients):
                 link_id, "github_link", {"repo": self.repo, "number": self.number}
             )
         data = {"repo": self.repo, "number": self.number, "run_id": run_id, "kind": kind}
+        data["in_review_thread"] = self.review_comment is not None
         self.store.append(link_id, "linked", {**data, "comment_id": comment_id})
 
     def latest_run(self) -> LinkedRun | None:
@@ -157,7 +194,12 @@ class Thread(Clients):
         for event in reversed(self.store.events(self._link_id())):
             data = event.data
             if event.kind == "linked" and data["kind"] in ("task", "evolve"):
-                return LinkedRun(str(data["run_id"]), str(data["kind"]), int(data["comment_id"]))
+                return LinkedRun(
+                    str(data["run_id"]),
+                    str(data["kind"]),
+                    int(data["comment_id"]),
+                    bool(data.get("in_review_thread")),
+                )
         return None
 
     def _link_id(self) -> str:

@@ -49,7 +49,7 @@ def steering(*, task: Steer, evolve: Steer) -> Handler:
             what = "pull request" if thread.is_pull_request else "issue"
             return thread.reply("no_run", login=login, thing=what, verb=command.verb)
         steer = evolve if run.kind == "evolve" else task
-        return steer(thread, run, command, login)
+        return steer(thread.for_run(run), run, command, login)
 
     return handle
 

@@ -48,9 +48,11 @@ def test_the_events_are_the_ones_the_bot_acts_on() -> None:
 def test_the_permissions_match_the_table_in_docs_bot_md() -> None:
     docs = (ROOT / "docs" / "bot.md").read_text()
     names = {"Issues": "issues", "Pull requests": "pull_requests", "Contents": "contents"}
-    names |= {"Metadata": "metadata", "Actions": "actions"}
+    names |= {"Metadata": "metadata", "Actions": "actions", "Checks": "checks"}
     rows = re.findall(
-        r"^\s*\| (Issues|Pull requests|Contents|Metadata|Actions) \| ([^|]+) \|", docs, re.M
+        r"^\s*\| (Issues|Pull requests|Contents|Metadata|Actions|Checks) \| ([^|]+) \|",
+        docs,
+        re.M,
     )
     documented = {
         names[name]: "read" if "Read-only" in access else "write" for name, access in rows

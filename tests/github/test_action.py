@@ -127,6 +127,7 @@ def run_job(
 def test_a_labelled_issue_gets_the_winner_outputs_and_a_summary(
     tmp_path: Path, origin: Path, api: StandIn
 ) -> None:
+    api.pages[REPO] = f"https://octo-org.github.io/{REPO.split('/')[1]}"  # Pages is on
     workspace = job(tmp_path, origin, "job1")
     config = write_config(workspace, "debate")
 
@@ -136,14 +137,14 @@ def test_a_labelled_issue_gets_the_winner_outputs_and_a_summary(
 
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"::add-mask::{TOKEN}" in done.stdout.splitlines()[0]
-    [posted] = [c for c in api.calls if c.method == "POST"]
-    assert posted.path == f"/repos/{REPO}/issues/7/comments"
-    assert "**Winner:**" in posted.body["body"] and "| answer | score |" in posted.body["body"]
+    where, body = the_comment(api)
+    assert where == f"/repos/{REPO}/issues/7/comments"
+    assert "**Winner:**" in body and "| answer | score |" in body
     assert outputs["status"] == "completed" and outputs["run-id"]
     assert "Pick a cache eviction policy" in outputs["final-answer"]
     assert outputs["comment-url"].endswith("#issuecomment-" + str(next(iter(api.comments))))
     assert "**Winner:**" in summary
-    assert f"/runs/{outputs['run-id']}.html" in posted.body["body"]  # the run's page
+    assert f"/runs/{outputs['run-id']}.html" in body  # the run's page
     # The run is kept on the state branch of origin, for later jobs and the Pages site.
     files = git(origin, "ls-tree", "-r", "--name-only", "freemad-state")
     assert f"runs/{outputs['run-id']}/events.jsonl" in files.split()
@@ -189,8 +190,7 @@ def test_the_comment_shows_the_finalizer_apart_and_the_output_stays_the_winner(
     done, outputs, _ = run_job(workspace, api, "issues", labeled_issue("freemad:debate"), config)
 
     assert done.returncode == 0, done.stdout + done.stderr
-    [posted] = [c for c in api.calls if c.method == "POST"]
-    body = posted.body["body"]
+    _, body = the_comment(api)
     assert outputs["status"] == "completed"
     assert "Pick a cache eviction policy" in outputs["final-answer"]
     if fails:
@@ -283,10 +283,8 @@ def test_a_dispatch_from_the_webhook_bot_runs_for_the_person_who_asked(
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert outputs["status"] == "completed" and expected in outputs["final-answer"]
-    [posted] = [c for c in api.calls if c.method == "POST"]
-    assert (
-        posted.path == f"/repos/{REPO}/issues/7/comments" and "**Winner:**" in posted.body["body"]
-    )
+    where, body = the_comment(api)
+    assert where == f"/repos/{REPO}/issues/7/comments" and "**Winner:**" in body
     checked = [c.path for c in api.calls if c.path.endswith("/permission")]
     assert checked == [f"/repos/{REPO}/collaborators/alice/permission"]  # alice, not the App
 
@@ -318,18 +316,36 @@ def test_run_links_use_the_pages_site_github_reports(
     done, outputs, _ = run_job(workspace, api, "issues", labeled_issue("freemad:debate"), config)
 
     assert done.returncode == 0, done.stdout + done.stderr
-    [posted] = [c for c in api.calls if c.method == "POST"]
+    _, body = the_comment(api)
     link = f"https://dashboards.example.org/runs/{outputs['run-id']}.html"
-    assert link in posted.body["body"]
+    assert link in body
     assert [c.path for c in api.calls].count(f"/repos/{REPO}/pages") == 1
 
 
-def test_the_default_pages_address_of_a_user_site_and_of_any_other_repository() -> None:
-    from freemad.github.action import default_pages_url
+def test_without_a_pages_site_no_run_link_is_guessed(
+    tmp_path: Path, origin: Path, api: StandIn
+) -> None:
+    """GitHub's Pages API answers 404 (no site): no `OWNER.github.io` link, which would be dead;
+    the comment says once how to turn Pages on."""
+    from freemad.github.pages import ENABLE_PAGES
 
-    assert default_pages_url("Octo/octo.github.io") == "https://octo.github.io"
-    assert default_pages_url("Octo/widgets") == "https://octo.github.io/widgets"
-    assert default_pages_url("") == ""
+    workspace = job(tmp_path, origin, "job1")
+    config = write_config(workspace, "debate")
+
+    done, _, _ = run_job(workspace, api, "issues", labeled_issue("freemad:debate"), config)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    [pages] = [c for c in api.calls if c.path == f"/repos/{REPO}/pages"]
+    assert pages.status == 404
+    _, body = the_comment(api)
+    assert "github.io" not in body and "/runs/" not in body and ENABLE_PAGES in body
+
+
+def the_comment(api: StandIn) -> tuple[str, str]:
+    """The one comment a run posted: where, and what it says now (posted at once as "starting",
+    then edited in place as the run went on)."""
+    [posted] = [c for c in api.calls if c.method == "POST" and c.path.endswith("/comments")]
+    return posted.path, api.comments[posted.reply["id"]]["body"]
 
 
 RUNNER = {
@@ -387,7 +403,8 @@ def test_a_comment_on_a_pull_requests_diff_runs_the_command_and_reacts_to_it(
 ) -> None:
     """A pull_request_review_comment job: the commenter's access is checked, the 👀 goes on the
     review comment (GitHub's pulls endpoint; the issues one would not find it), and the result
-    is posted on the pull request."""
+    is posted in the comment's review thread (issue 44.6), edited there as rounds finish, with a
+    check run on the pull request's head."""
     workspace = job(tmp_path, origin, "job1")
     payload = review_comment("/freemad debate rounds=0 Pick LRU or LFU")
     api.add_review_comment(REPO, 9, payload["comment"]["body"], payload["comment"]["id"])
@@ -405,7 +422,12 @@ def test_a_comment_on_a_pull_requests_diff_runs_the_command_and_reacts_to_it(
     posts = [(c.path, c.status) for c in api.calls if c.method == "POST"]
     assert posts == [
         (f"/repos/{REPO}/pulls/comments/2002/reactions", 201),
-        (f"/repos/{REPO}/issues/9/comments", 201),
+        (f"/repos/{REPO}/pulls/9/comments/2002/replies", 201),
+        (f"/repos/{REPO}/check-runs", 201),
     ]
+    [reply] = [c.reply["id"] for c in api.calls if c.path.endswith("/replies")]
+    assert "**Winner:**" in api.review_comments[reply]["body"]
+    [check] = api.check_runs.values()
+    assert check["conclusion"] == "success"
     checked = [c.path for c in api.calls if c.path.endswith("/permission")]
     assert checked == [f"/repos/{REPO}/collaborators/alice/permission"]

@@ -101,7 +101,8 @@ def test_a_comment_on_a_pull_requests_diff_is_a_command_on_that_pull_request(
     store: Any, tmp_path: Path
 ) -> None:
     """GitHub sends it as pull_request_review_comment; the commenter's access is checked, the 👀
-    goes on the review comment (its own reactions, not an issue comment's), the answer on the PR."""
+    goes on the review comment (its own reactions, not an issue comment's), and the answer in
+    the comment's review thread (issue 44.6), not the pull request's conversation."""
     routed, forge = router(debate_config(), store, tmp_path)
 
     outcome = routed.handle("pull_request_review_comment", review_comment("/freemad debate Pick"))
@@ -109,13 +110,16 @@ def test_a_comment_on_a_pull_requests_diff_is_a_command_on_that_pull_request(
     assert outcome.action == "debate" and outcome.status == "completed"
     assert forge.calls_to("permission")[0].args == {"repo": REPO, "login": "alice"}
     assert forge.review_reactions == [(REPO, 2002, "eyes")] and forge.reactions == []
-    [(_, number, body)] = forge.comments.values()
-    assert number == 9 and "**Winner:**" in body
+    assert forge.comments == {}  # nothing in the conversation
+    [(repo, number, replied_to, body)] = forge.thread_replies.values()
+    assert (repo, number, replied_to) == (REPO, 9, 2002) and "**Winner:**" in body
+    assert forge.calls_to("edit_comment") == []  # its status reply is edited as a diff comment
+    assert len(forge.calls_to("edit_review_comment")) >= 2
     [finished] = store.events(outcome.run_id, kinds=["debate_finished"])
     assert finished.data["transcript"]["requirement"] == "Pick"
 
 
-def test_an_outsiders_review_comment_gets_the_polite_reply_on_the_pull_request(
+def test_an_outsiders_review_comment_gets_the_polite_reply_in_its_review_thread(
     store: Any, tmp_path: Path
 ) -> None:
     routed, forge = router(debate_config(), store, tmp_path, mallory="read")
@@ -123,8 +127,10 @@ def test_an_outsiders_review_comment_gets_the_polite_reply_on_the_pull_request(
         "pull_request_review_comment", review_comment("/freemad debate", author="mallory")
     )
     assert outcome.action == "refused"
-    [(_, number, body)] = forge.comments.values()
-    assert number == 9 and body.startswith("@mallory Only people with write access")
+    assert forge.comments == {}
+    [(_, number, replied_to, body)] = forge.thread_replies.values()
+    assert (number, replied_to) == (9, 2002)
+    assert body.startswith("@mallory Only people with write access")
     assert forge.review_reactions == [] and store.runs() == []
 
 

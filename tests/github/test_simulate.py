@@ -61,13 +61,14 @@ def test_help_is_answered_and_a_broken_payload_is_one_line(tmp_path: Path) -> No
     )
 
 
-def test_a_command_on_a_pull_requests_diff_is_answered_on_the_pull_request(tmp_path: Path) -> None:
+def test_a_command_on_a_pull_requests_diff_is_answered_in_its_review_thread(tmp_path: Path) -> None:
     payload = review_comment("/freemad debate rounds=0 Pick one")
     done = simulate(tmp_path, "pull_request_review_comment", payload)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert "POST /repos/octo-org/octo-repo/pulls/comments/2002/reactions -> 201" in lines
-    assert "POST /repos/octo-org/octo-repo/issues/9/comments -> 201" in lines
+    assert "POST /repos/octo-org/octo-repo/pulls/9/comments/2002/replies -> 201" in lines
+    assert not any("/issues/9/comments" in line for line in lines)
     outcome = json.loads(done.stdout[done.stdout.rindex("\n{") :])
     assert outcome["action"] == "debate" and outcome["status"] == "completed"
 

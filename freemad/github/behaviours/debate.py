@@ -1,7 +1,9 @@
 """Debate runs on GitHub: `/freemad debate`, the `freemad:debate` label, and a `workflow_dispatch`
-debate with no issue. The result is one comment: winner, score table, rounds, a link to the run.
-The run is in the store from its start (`freemad.debate.live_store`): a dashboard reading the
-store shows it while it runs."""
+debate with no issue. On a thread the debate keeps one status comment (`freemad.github.progress`):
+posted at once, edited as each round finishes, and at the end the result (winner, score table,
+rounds, a link to the run); on a pull request a check run shows the same progress. The run is in
+the store from its start (`freemad.debate.live_store`): a dashboard reading the store shows it
+while it runs."""
 
 from __future__ import annotations
 
@@ -9,23 +11,47 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from freemad.core.run_events import EventSink, fan_out
 from freemad.debate.debate_record import DebateResult
+from freemad.errors import FreemadError
 from freemad.github.comments import render_debate
+from freemad.github.progress import RunProgress
+from freemad.github.public_text import public_reason
 from freemad.github.thread import Clients, Outcome, Thread
+from freemad.markdown import escape_markdown
 
 
 def start(thread: Thread, requirement: str, options: Mapping[str, Any]) -> Outcome:
-    """Debate `requirement` and post the result on the thread."""
+    """Debate `requirement`, its progress and then its result in one comment on the thread."""
+    from freemad.debate import check_requirement
+
+    # Refused before anything is posted: a requirement no debate takes leaves no run behind.
+    requirement = check_requirement(requirement, thread.config)
     summary = {"goal": requirement[:200], "issue": {"repo": thread.repo, "number": thread.number}}
-    result, body = _run(thread, requirement, options, summary)
-    posted = thread.comment(body)
-    thread.link(result.run_id, "debate", posted.id)
+    rounds = options.get("rounds")
+    total = thread.config.debate.rounds if rounds is None else int(rounds)
+    where = "pull request" if thread.is_pull_request else "issue"
+    progress = RunProgress(thread, "FREE-MAD debate", f"debating this {where}", total)
+    progress.post(thread.starting("a debate"))
+    try:
+        result, body = _run(thread, requirement, options, summary, progress)
+    except Exception as exc:  # said on the thread, then raised as before
+        # Another exception's text may hold anything: only its kind is shown.
+        why = public_reason(exc) if isinstance(exc, FreemadError) else type(exc).__name__
+        said = f"FREE-MAD could not finish the debate: {escape_markdown(why, 500)}"
+        progress.edit(said, title="Could not finish", conclusion="failure")
+        raise
+    body += thread.pages_note_once()  # no run page to link: how to get one, said once
+    won = result.status == "completed" and result.final_answer_id is not None
+    title = f"Winner: {result.final_answer_id}" if won else f"Debate {result.status}"
+    progress.edit(body, title=title, conclusion="success" if won else "failure")
+    thread.link(result.run_id, "debate", progress.comment_id)
     return Outcome(
         "debate",
         run_id=result.run_id,
         status=result.status,
         final_answer=result.final_solution,
-        comment_url=posted.html_url,
+        comment_url=progress.html_url,
         summary=body,
     )
 
@@ -44,7 +70,11 @@ def debate_on(clients: Clients, requirement: str, rounds: int | None) -> Outcome
 
 
 def _run(
-    clients: Clients, requirement: str, options: Mapping[str, Any], summary: dict[str, Any]
+    clients: Clients,
+    requirement: str,
+    options: Mapping[str, Any],
+    summary: dict[str, Any],
+    on_round: EventSink | None = None,
 ) -> tuple[DebateResult, str]:
     """Run the debate, kept in the store as it goes (a dashboard reading the store shows it live),
     and render the comment."""
@@ -64,7 +94,7 @@ def _run(
             config,
             rounds=int(rounds) if rounds is not None else None,
             agents=clients.ports or None,
-            on_event=journal,
+            on_event=fan_out(journal, on_round),
             run_id=run_id,
             adapters=clients.adapters,
         )

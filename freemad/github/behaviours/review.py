@@ -10,22 +10,20 @@ and a refused inline comment sends every finding into the body instead.
 
 from __future__ import annotations
 
-import logging
 import uuid
 from typing import Any
 
 from freemad.core.commands import Command
-from freemad.core.run_events import Event, fan_out
+from freemad.core.run_events import fan_out
 from freemad.debate.debate_record import DebateResult
 from freemad.debate.review_debate import ReviewRequest, ReviewResult, fold_review, review_request
 from freemad.errors import FreemadError
 from freemad.github.forge import ForgeError, PostedReview, PullRequestDetails
+from freemad.github.progress import RunProgress
 from freemad.github.public_text import public_reason
 from freemad.github.review_post import diff_from_files, everything_in_body, review_payload
 from freemad.github.thread import Outcome, Thread
 from freemad.markdown import escape_markdown
-
-_log = logging.getLogger("freemad.github")
 
 
 def handle(thread: Thread, command: Command, login: str) -> Outcome:
@@ -46,55 +44,26 @@ def handle(thread: Thread, command: Command, login: str) -> Outcome:
     except FreemadError as exc:  # ReviewRefused, or GitHub's refusal: said, nothing started
         return thread.reply("refused_by_run", login=login, reason=exc.one_line())
     rounds = command.options.get("rounds")  # the grammar makes it an int
-    status = _Status(thread, thread.config.debate.rounds if rounds is None else int(rounds))
-    status.post()
+    total = thread.config.debate.rounds if rounds is None else int(rounds)
+    status = RunProgress(thread, "FREE-MAD review", "reviewing this pull request", total)
+    status.post(thread.starting("a review debate on this pull request"), head_sha=pull.head_sha)
     try:
         result = _debate(thread, request, rounds, status)
     except FreemadError as exc:
-        status.edit(
-            f"FREE-MAD could not review this pull request: {escape_markdown(public_reason(exc), 500)}"
-        )
+        said = f"FREE-MAD could not review this pull request: {escape_markdown(public_reason(exc), 500)}"
+        status.edit(said, title="Could not review", conclusion="failure")
         return Outcome("refused", exc.one_line())
     thread.link(result.debate.run_id, "review", status.comment_id)
     if result.score is None:
         reason = result.debate.error or "no agent gave a review"
-        status.edit(f"The review debate gave no review: {escape_markdown(reason, 500)}")
+        said = f"The review debate gave no review: {escape_markdown(reason, 500)}"
+        status.edit(said, title="No review", conclusion="failure")
         return Outcome("review", reason, run_id=result.debate.run_id, status="failed")
     return _post(thread, pull, result, status)
 
 
-class _Status:
-    """The one comment a review keeps on its pull request, edited as rounds finish."""
-
-    def __init__(self, thread: Thread, rounds: int) -> None:
-        self.thread, self.rounds = thread, rounds
-        self.comment_id, self.html_url = 0, ""
-
-    def post(self) -> None:
-        posted = self.thread.comment(self.thread.starting("a review debate on this pull request"))
-        self.comment_id, self.html_url = posted.id, posted.html_url
-
-    def edit(self, text: str) -> None:
-        self.thread.edit_comment(self.comment_id, text)
-
-    def __call__(self, event: Event) -> None:
-        if event.kind != "round_finished":
-            return
-        done = int(event.data.get("round", 0)) + 1
-        turns = event.data.get("turns") or {}
-        answered = sum(1 for t in turns.values() if t.get("answer_id"))
-        text = (
-            f"FREE-MAD is reviewing this pull request: round {done} of {self.rounds + 1} "
-            f"finished, {answered} of {len(turns)} agent(s) holding a review."
-        )
-        try:
-            self.edit(text)
-        except ForgeError as exc:  # progress is a courtesy; the review still goes on
-            _log.warning("could not update the review's status comment: %s", exc.one_line())
-
-
 def _debate(
-    thread: Thread, request: ReviewRequest, rounds: int | str | None, status: _Status
+    thread: Thread, request: ReviewRequest, rounds: int | str | None, status: RunProgress
 ) -> ReviewResult:
     """The review debate, kept in the store as it goes (as a debate is), then folded."""
     from freemad.debate import run_debate
@@ -120,27 +89,29 @@ def _debate(
 
 
 def _post(
-    thread: Thread, pull: PullRequestDetails, result: ReviewResult, status: _Status
+    thread: Thread, pull: PullRequestDetails, result: ReviewResult, status: RunProgress
 ) -> Outcome:
     """Post the review, unless the pull request closed while the agents worked."""
     run_id = result.debate.run_id
     now = thread.forge.pull_request(thread.repo, thread.number)
     if now.state != "open":
-        status.edit(
-            f"Pull request #{thread.number} was closed while the agents reviewed it: "
-            "nothing was posted."
-        )
+        said = f"Pull request #{thread.number} was closed while the agents reviewed it: nothing was posted."
+        status.edit(said, title="Closed meanwhile", conclusion="skipped")
         return Outcome("refused", "closed meanwhile", run_id=run_id, status="closed")
     payload = review_payload(result, thread.config, pull.head_sha)
     try:
         posted = _create(thread, payload)
     except ForgeError as exc:
-        status.edit(f"GitHub refused the review: {escape_markdown(public_reason(exc), 500)}")
+        said = f"GitHub refused the review: {escape_markdown(public_reason(exc), 500)}"
+        status.edit(said, title="Refused by GitHub", conclusion="failure")
         return Outcome("refused", exc.one_line(), run_id=run_id, status="refused")
     inline = len(payload["comments"])
+    found = len(result.surviving)
     status.edit(
-        f"FREE-MAD's review is posted: [{len(result.surviving)} finding(s)]({posted.html_url}), "
-        f"{inline} inline; run `{run_id}`."
+        f"FREE-MAD's review is posted: [{found} finding(s)]({posted.html_url}), "
+        f"{inline} inline; run `{run_id}`.",
+        title=f"{found} finding(s)",
+        conclusion="success",
     )
     return Outcome(
         "review",

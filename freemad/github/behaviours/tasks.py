@@ -50,6 +50,7 @@ def _start(thread: Thread, task_type: str, goal: str) -> Outcome:
         return thread.reply("refused_by_run", reason=without_local_paths(reason))
     posted = thread.comment(thread.starting(f"a {task_type} task"))
     progress = ProgressComment(thread, posted.id, uuid.uuid4().hex[:16], link=True)
+    progress.note = thread.pages_note_once()  # no run page to link: how to get one, said once
     try:
         state = progress.runner.start(
             task_type, goal, thread.settings.workspace, task_id=progress.task_id
@@ -154,6 +155,7 @@ class ProgressComment:
         a later command never finds a task that was never made."""
         self.thread, self.comment_id, self.task_id = thread, comment_id, task_id
         self.link = link
+        self.note = ""  # said below the progress while this process keeps the comment
         self.shown = ""
         self.runner = TaskRunner(
             thread.config,
@@ -173,6 +175,7 @@ class ProgressComment:
         state = self.runner.state(self.task_id)
         settings = self.thread.settings
         body = render_task(state, settings.run_url("task", self.task_id), settings.job_url)
+        body += self.note
         if body != self.shown:
             self.thread.edit_comment(self.comment_id, body)
             self.shown = body

@@ -25,7 +25,15 @@ def test_a_debate_label_posts_the_winner_with_scores_and_a_link(store: Any, tmp_
     [body] = bodies(forge)
     assert "**Winner:**" in body and "| answer | score |" in body and "Round 0" in body
     assert f"debate/{outcome.run_id}.html" in body
-    assert [c.method for c in forge.calls] == ["permission", "comment"]
+    # One comment: "starting" at once, edited as each round finished, then the result.
+    methods = [c.method for c in forge.calls]
+    assert methods[:2] == ["permission", "comment"] and methods.count("comment") == 1
+    assert set(methods[2:]) == {"edit_comment"}
+    first = forge.calls_to("comment")[0].args["body"]
+    assert first.startswith("FREE-MAD is starting a debate")
+    edits = [c.args["body"] for c in forge.calls_to("edit_comment")]
+    assert "round 1 of 2 finished" in edits[0] and edits[-1] == body
+    assert forge.check_runs == {}  # an issue has no commit to put a check run on
     [run] = store.runs(kind="debate")
     assert run.summary["issue"] == {"repo": REPO, "number": 7}
     [finished] = store.events(run.run_id, kinds=["debate_finished"])

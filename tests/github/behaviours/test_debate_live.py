@@ -26,7 +26,7 @@ from freemad.debate.transcript_format import expand
 from freemad.store import SqliteStore, StoreReader
 from tests.conftest import make_config, mock_agent, wait_for
 from tests.github.payloads import labeled_issue
-from tests.github.routers import router
+from tests.github.routers import bodies, router
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -215,7 +215,8 @@ def test_a_debate_that_raises_ends_failed_with_its_error_redacted(
     with pytest.raises(RuntimeError, match="tally broke"):
         routed.handle("issues", labeled_issue("freemad:debate"))
 
-    assert not forge.comments
+    [said] = bodies(forge)  # the status comment says it, without the exception's text
+    assert said == "FREE-MAD could not finish the debate: RuntimeError"
     [run] = store.runs(kind="debate")
     assert run.status == "failed" and "runner" not in run.summary
     [finished] = store.events(run.run_id, kinds=[FINISHED])
