@@ -105,6 +105,22 @@ def test_a_parked_comment_tells_a_commenter_to_comment_again(
     assert told.args["number"] == number
 
 
+def test_a_parked_comment_names_no_path_on_the_bots_host(env: Env) -> None:
+    """Issue 44.4: the reason a job gave up is quoted without the host's paths."""
+    from freemad.github.public_text import HIDDEN, local_paths
+
+    run = Scripted(FreemadError("config file /srv/freemad/config.yaml: no such file"))
+    job = delivery("d-path", "issue_comment", issue_comment("/freemad debate"))
+    env.deliveries.record(job)
+    outcome = env.job(run, Backoff(attempts=1)).handle("d-path")
+
+    assert outcome == "parked"
+    [told] = env.forge.calls_to("comment")
+    body = told.args["body"]
+    assert "/srv/freemad" not in body and local_paths(body) == []
+    assert f"config file {HIDDEN}: no such file" in body
+
+
 def test_a_malformed_payload_is_parked_at_once(env: Env) -> None:
     from freemad.github.events import PayloadError
 

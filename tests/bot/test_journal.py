@@ -51,6 +51,37 @@ def test_a_rerun_s_dispatch_is_not_repeated_and_still_names_the_run(env: Env) ->
     assert len(forge.dispatches) == 1
 
 
+def test_a_rerun_keeps_the_first_runs_check_run_and_review_thread_reply(env: Env) -> None:
+    """A job killed mid-debate and run again: the check run goes on (never a second one beside
+    it), and its reply in the review thread is edited, not posted twice."""
+    forge = RecordingForge()
+    first = Owner.here()
+    claim = Claim(env.claims, "d-diff", first, env.claims.claim("d-diff", first) or 0)
+    journal = JournalForge(forge, claim)
+    check = journal.create_check_run(
+        REPO, name="FREE-MAD debate", head_sha="a" * 40, title="t", summary="s"
+    )
+    reply = journal.reply_in_review_thread(REPO, 9, 2002, "starting")
+    env.claims.release("d-diff", first)
+
+    second = Owner.here()
+    rerun = JournalForge(
+        forge, Claim(env.claims, "d-diff", second, env.claims.claim("d-diff", second) or 0)
+    )
+    assert (
+        rerun.create_check_run(
+            REPO, name="FREE-MAD debate", head_sha="a" * 40, title="t", summary="s"
+        )
+        == check
+    )
+    again = rerun.reply_in_review_thread(REPO, 9, 2002, "round 1 finished")
+    rerun.update_check_run(REPO, check, title="Done", summary="won", conclusion="success")
+
+    assert again.id == reply.id and len(forge.thread_replies) == 1
+    assert forge.thread_replies[reply.id][3] == "round 1 finished"
+    assert len(forge.check_runs) == 1 and forge.check_runs[check]["conclusion"] == "success"
+
+
 def test_a_live_claim_keeps_a_second_job_out(env: Env) -> None:
     holder = Owner.here()
     assert env.claims.claim("d-label", holder) == 1

@@ -157,14 +157,17 @@ def test_a_worker_killed_mid_job_is_replaced_and_the_job_completes_exactly_once(
     time.sleep(1.0)  # inside the first agent call (3 s): the debate is under way
     first.send_signal(signal.SIGKILL)
     first.wait()
-    assert result_comments(api) == []
+    # The debate's status comment, posted at once; no result yet.
+    (posted,) = result_comments(api)
+    assert posted.body["body"].startswith("FREE-MAD is starting a debate")
     assert bot.deliveries.status("delivery-1") == "running"  # as the killed worker left it
 
     second = bot.start_worker()
     bot.wait_for(lambda: bot.deliveries.status("delivery-1") == "done", 90, "the job to finish")
 
-    (posted,) = result_comments(api)
-    assert "FREE-MAD debate finished" in posted.body["body"]
+    # The rerun edited the killed run's status comment into the result: still one comment.
+    assert result_comments(api) == [posted]
+    assert "FREE-MAD debate finished" in api.comments[posted.reply["id"]]["body"]
     (record,) = bot.deliveries.recent()
     assert (record.status, record.attempts) == ("done", 2)
     assert record.detail.startswith("debate ")
