@@ -43,8 +43,10 @@ def event_name(path: Path) -> str:
 def load_example(name: str) -> dict[str, Any]:
     """The example `name` (file name without `.json`), or skip the test when fixtures are absent."""
     path = EXAMPLES / f"{name}.json"
-    if not path.is_file():
+    if not EXAMPLES.is_dir():
         pytest.skip(NO_FIXTURES)
+    if not path.is_file():
+        pytest.skip(f"GitHub's webhook examples at {EXAMPLES} hold no {path.name}")
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return data
 

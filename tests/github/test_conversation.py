@@ -148,6 +148,44 @@ def test_githubs_own_comment_example_on_a_pull_request_gets_a_check_run(
     assert run["head_sha"] == "d" * 40 and run["conclusion"] == "success"
 
 
+def test_githubs_own_pull_request_label_example_starts_a_comment_and_a_check_run(
+    api: StandIn, store: Any, tmp_path: Path
+) -> None:
+    """GitHub's published pull_request.labeled example, labelled `freemad:debate`: a label has
+    no comment to put 👀 on, so the status comment says "starting" at once."""
+    payload = load_example("pull_request.labeled")
+    payload["label"]["name"] = "freemad:debate"
+    payload["pull_request"]["labels"] = [payload["label"]]
+    repo, number = payload["repository"]["full_name"], payload["pull_request"]["number"]
+    api.permissions[payload["sender"]["login"]] = "write"
+
+    outcome = _handle(api, store, tmp_path, "pull_request", payload)
+
+    assert outcome.status == "completed"
+    [posted] = api.calls_to("POST", f"/repos/{repo}/issues/{number}/comments")
+    assert posted.body["body"].startswith("FREE-MAD is starting a debate")
+    [run] = api.check_runs.values()
+    assert run["head_sha"] == payload["pull_request"]["head"]["sha"]
+    assert run["conclusion"] == "success" and api.reactions == []
+
+
+def test_githubs_own_review_comment_example_is_answered_in_its_thread(
+    api: StandIn, store: Any, tmp_path: Path
+) -> None:
+    """GitHub's pull_request_review_comment example, where the fixtures hold one."""
+    payload = load_example("pull_request_review_comment.created")
+    payload["comment"]["body"] = "/freemad debate Which policy?"
+    repo, cid = payload["repository"]["full_name"], payload["comment"]["id"]
+    number = payload["pull_request"]["number"]
+    api.permissions[payload["comment"]["user"]["login"]] = "write"
+
+    outcome = _handle(api, store, tmp_path, "pull_request_review_comment", payload)
+
+    assert outcome.status == "completed"
+    assert api.calls_to("POST", f"/repos/{repo}/pulls/{number}/comments/{cid}/replies")
+    assert not [c for c in api.calls if c.path.endswith(f"/issues/{number}/comments")]
+
+
 # -- the stand-in refuses what GitHub refuses ---------------------------------------------------
 
 
