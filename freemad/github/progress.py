@@ -60,7 +60,7 @@ class RunProgress:
                 thread.repo,
                 thread.number,
                 "the token lacks checks: write" if exc.status == 403 else "GitHub refused it",
-                exc.one_line(),
+                exc.message,  # without the hint, which names other permissions
             )
 
     def _details_url(self) -> str | None:
