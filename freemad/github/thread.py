@@ -132,7 +132,9 @@ class Thread(Clients):
 
     def edit_comment(self, comment_id: int, body: str) -> None:
         in_thread = self.edits_in_review_thread
-        if in_thread if in_thread is not None else self.review_comment is not None:
+        if in_thread is None:  # this thread's own comment: where it posts
+            in_thread = self.review_comment is not None
+        if in_thread:
             self.forge.edit_review_comment(self.repo, comment_id, body)
         else:
             self.forge.edit_comment(self.repo, comment_id, body)

@@ -158,6 +158,29 @@ def test_a_review_comment_steers_the_run_a_conversation_comment_started(
     )
     assert forge.review_reactions == [(REPO, 2002, "eyes")]
     assert len(forge.comments) == 1  # the one progress comment, edited
+    assert forge.thread_replies == {}  # steering edits the run's comment where it is
+
+
+def test_a_conversation_comment_steers_the_run_a_review_comment_started(
+    store: Any, tmp_path: Path
+) -> None:
+    """The other way round: a task started on the diff keeps its progress in that review
+    thread, and an answer in the conversation edits it there, as a comment on the diff."""
+    config = task_config(tmp_path)
+    routed, forge = router(config, store, tmp_path)
+    started = routed.handle("pull_request_review_comment", review_comment("/freemad plan Cache it"))
+    assert started.status == "waiting_for_human"
+    [progress] = forge.thread_replies  # in the review thread, not the conversation
+    assert forge.comments == {}
+
+    answer = issue_comment("/freemad answer Use SQLite.", on_pull_request=True)
+    answer["issue"]["number"] = 9  # the pull request review_comment is on
+    answered = routed.handle("issue_comment", answer)
+
+    assert (answered.run_id, answered.status) == (started.run_id, "completed")
+    assert forge.comments == {} and list(forge.thread_replies) == [progress]
+    assert "✅ done" in forge.thread_replies[progress][3]
+    assert forge.calls_to("edit_review_comment")[-1].args["comment_id"] == progress
 
 
 def test_the_first_comment_of_a_run_links_the_actions_run_doing_the_work(
