@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 
-from freemad.core.events import Event
+from freemad.core.run_events import Event
 from freemad.github.forge import ForgeError
 from freemad.github.thread import Thread
 
