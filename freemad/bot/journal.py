@@ -99,6 +99,9 @@ class JournalForge:
     def list_comments(self, repo: str, number: int) -> list[ListedComment]:
         return self.inner.list_comments(repo, number)
 
+    def list_review_comments(self, repo: str, number: int) -> list[ListedComment]:
+        return self.inner.list_review_comments(repo, number)
+
     def reply_in_review_thread(
         self, repo: str, number: int, comment_id: int, body: str
     ) -> PostedComment:

@@ -262,6 +262,9 @@ class RecordingForge(RecordingConversation):
         said = f"GitHub answered {status} to {method} {path}: {message}"
         return ForgeError(said, status=status, method=method, path=path)
 
+    def _author(self) -> str:
+        return self.author
+
     def _in_thread(self, repo: str, number: int, comment_id: int) -> PostedComment:
         return PostedComment(
             comment_id, f"{self.web_url}/{repo}/pull/{number}#discussion_r{comment_id}"

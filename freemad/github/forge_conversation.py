@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # forge.py takes this module in; its types are only named here
-    from freemad.github.forge import ForgeError, PostedComment
+    from freemad.github.forge import ForgeError, ListedComment, PostedComment
 
 CONCLUSIONS = (
     "action_required",
@@ -67,6 +67,11 @@ class ConversationPort(Protocol):
         """Edit a comment on a pull request's diff (PATCH .../pulls/comments/ID)."""
         ...
 
+    def list_review_comments(self, repo: str, number: int) -> list[ListedComment]:
+        """Every comment on pull request `number`'s diff, replies included, oldest first
+        (GET .../pulls/N/comments)."""
+        ...
+
 
 @dataclass(kw_only=True)
 class RecordingConversation:
@@ -89,6 +94,9 @@ class RecordingConversation:
         raise NotImplementedError
 
     def _in_thread(self, repo: str, number: int, comment_id: int) -> PostedComment:
+        raise NotImplementedError
+
+    def _author(self) -> str:
         raise NotImplementedError
 
     def create_check_run(
@@ -155,3 +163,15 @@ class RecordingConversation:
             )
         self.thread_replies[comment_id] = (found[0], found[1], found[2], body)
         return self._in_thread(repo, found[1], comment_id)
+
+    def list_review_comments(self, repo: str, number: int) -> list[ListedComment]:
+        from freemad.github.forge import ListedComment
+
+        self._record("list_review_comments", repo=repo, number=number)
+        author = self._author()
+        kind = "Bot" if author.endswith("[bot]") else "User"
+        return [
+            ListedComment(ident, self._in_thread(repo, number, ident).html_url, body, author, kind)
+            for ident, (where, on, _, body) in sorted(self.thread_replies.items())
+            if (where, on) == (repo, number)
+        ]

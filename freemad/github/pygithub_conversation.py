@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from freemad.github.forge import PostedComment
+from freemad.github.body_limit import fit_body
+from freemad.github.forge import ListedComment, PostedComment
 
 if TYPE_CHECKING:
     import github
@@ -83,7 +84,7 @@ class ConversationCalls:
         data = self._call(
             "POST",
             f"/repos/{repo}{path}",
-            lambda: self._send("POST", repo, path, {"body": body}),
+            lambda: self._send("POST", repo, path, {"body": fit_body(body)}),
             idempotent=False,  # a second reply would be a duplicate
         )
         return PostedComment(int(data["id"]), str(data.get("html_url", "")))
@@ -93,7 +94,25 @@ class ConversationCalls:
         data = self._call(
             "PATCH",
             f"/repos/{repo}{path}",
-            lambda: self._send("PATCH", repo, path, {"body": body}),
+            lambda: self._send("PATCH", repo, path, {"body": fit_body(body)}),
             idempotent=True,
         )
         return PostedComment(int(data["id"]), str(data.get("html_url", "")))
+
+    def list_review_comments(self, repo: str, number: int) -> list[ListedComment]:
+        """GET /repos/{repo}/pulls/{number}/comments, every page, oldest first."""
+
+        def read() -> list[ListedComment]:
+            listed = self._repo(repo).get_pull(number).get_review_comments()  # every page
+            return [
+                ListedComment(
+                    c.id,
+                    c.html_url,
+                    c.body or "",
+                    c.user.login if c.user is not None else "",
+                    c.user.type if c.user is not None else "User",
+                )
+                for c in listed
+            ]
+
+        return self._call("GET", f"/repos/{repo}/pulls/{number}/comments", read, idempotent=True)

@@ -175,6 +175,8 @@ class Router:
             user.login,
             decision.reason,
             self_login=self._self,
+            pull_request=thread.is_pull_request,
+            review_comment=thread.review_comment,
         )
         if posted is None:  # told once on this thread already: not again
             return Outcome("refused", f"{detail} (told already on this thread)")

@@ -387,6 +387,7 @@ class StandIn(CommentEndpoints, ReviewEndpoints, ConversationEndpoints):
         ("POST", r"/issues/comments/(\d+)/reactions", "_react"),
         ("POST", r"/pulls/comments/(\d+)/reactions", "_react_review"),
         ("PATCH", r"/pulls/comments/(\d+)", "_review_comment"),
+        ("GET", r"/pulls/(\d+)/comments", "_list_review_comments"),
         ("POST", r"/pulls/(\d+/comments/\d+)/replies", "_reply_in_thread"),
         ("POST", r"/check-runs", "_post_check_run"),
         ("GET PATCH", r"/check-runs/(\d+)", "_check_run"),

@@ -10,6 +10,7 @@ from typing import Any
 
 from freemad.github import standin_shapes as shapes
 from freemad.github.forge_conversation import CONCLUSIONS, NOT_ACCESSIBLE
+from freemad.github.standin_comments import paged
 from freemad.github.standin_replies import NOT_FOUND, Reply, error_body, invalid
 
 Query = Mapping[str, str]
@@ -23,6 +24,7 @@ class ConversationEndpoints:
     pulls: dict[tuple[str, int], dict[str, Any]]
     review_comments: dict[int, dict[str, Any]]
     login: str
+    reply_headers: dict[str, str]
 
     @property
     def site(self) -> shapes.Site:
@@ -122,11 +124,32 @@ class ConversationEndpoints:
         }
         return 201, reply
 
+    def _list_review_comments(
+        self, method: str, repo: str, number: str, body: Any, query: Query
+    ) -> Reply:
+        """GET .../pulls/N/comments: every comment on N's diff, oldest first, paged."""
+        on_it = [
+            c
+            for c in self.review_comments.values()
+            if (c["repo"], c["number"]) == (repo, int(number))
+        ]
+        if (repo, int(number)) not in self.pulls and not on_it:
+            return NOT_FOUND
+        found = [
+            _public(c)
+            for _, c in sorted(self.review_comments.items())
+            if (c["repo"], c["number"]) == (repo, int(number))
+        ]
+        url = f"{self.site.api}/repos/{repo}/pulls/{number}/comments"
+        return 200, paged(found, query, url, self.reply_headers)
+
     def _review_comment(self, method: str, repo: str, cid: str, body: Any, query: Query) -> Reply:
         """PATCH .../pulls/comments/ID: a comment on a diff, edited (FREE-MAD's own replies)."""
         comment = self.review_comments.get(int(cid))
-        if comment is None or comment["repo"] != repo or "url" not in comment:
-            return NOT_FOUND  # unknown, or seeded without GitHub's fields (not FREE-MAD's)
+        if comment is None or comment["repo"] != repo:
+            return NOT_FOUND
+        if comment["user"]["login"] != self.login:
+            return NOT_FOUND  # someone else's comment: FREE-MAD edits only its own
         if not isinstance(body, dict) or not isinstance(body.get("body"), str):
             return invalid("PullRequestReviewComment", "missing_field", "body")
         comment.update(body=body["body"], updated_at=shapes.now())

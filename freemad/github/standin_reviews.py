@@ -51,11 +51,28 @@ class ReviewEndpoints:
         self.reviews: list[dict[str, Any]] = []
         self.reply_headers: dict[str, str] = {}  # extra headers of the reply being made
 
-    def add_review_comment(self, repo: str, number: int, body: str, comment_id: int) -> None:
+    def add_review_comment(
+        self, repo: str, number: int, body: str, comment_id: int, author: str = "octocat"
+    ) -> None:
         """Seed a comment someone wrote on pull request `number`'s diff (the one a
-        pull_request_review_comment payload is about)."""
-        comment = {"repo": repo, "number": number, "body": body, "reactions": []}
-        self.review_comments[comment_id] = comment
+        pull_request_review_comment payload is about), in the shape GitHub lists it."""
+        head = self.pulls.get((repo, number), {}).get("head", {}).get("sha", shapes.ZERO_SHA)
+        comment = shapes.review_comment(
+            self.site,
+            repo,
+            number,
+            comment_id,
+            body=body,
+            author=author,
+            commit_id=head,
+            path="README.md",
+        )
+        self.review_comments[comment_id] = {
+            **comment,
+            "repo": repo,
+            "number": number,
+            "reactions": [],
+        }
 
     def _react_review(self, method: str, repo: str, cid: str, body: Any, query: Query) -> Reply:
         """A reaction on a comment on a pull request's diff (kept with the comment)."""

@@ -127,7 +127,28 @@ def test_an_outsiders_command_on_the_diff_is_refused_in_its_thread(
     assert outcome.action == "refused"
     [reply] = api.calls_to("POST", f"/repos/{REPO}/pulls/9/comments/2003/replies")
     assert reply.body["body"].startswith("@mallory ")
-    assert not [c for c in api.calls if "/issues/" in c.path]
+    assert not [c for c in api.calls if c.method == "POST" and "/issues/" in c.path]
+
+
+def test_an_outsider_is_refused_once_on_a_pull_request_diff_or_conversation(
+    api: StandIn, store: Any, tmp_path: Path
+) -> None:
+    """The refusal in a review thread is remembered: a second command on the diff, or one in
+    the pull request's conversation, gets no second refusal."""
+    api.login = "freemad[bot]"  # the App's account, as in production: its markers are believed
+    first = review_comment("/freemad debate", author="mallory", comment_id=2003)
+    assert _handle(api, store, tmp_path, "pull_request_review_comment", first).action == "refused"
+    again = review_comment("/freemad debate please", author="mallory", comment_id=2004)
+    outcome = _handle(api, store, tmp_path, "pull_request_review_comment", again)
+    assert outcome.action == "refused" and "told already" in outcome.reason
+    assert api.calls_to("POST", f"/repos/{REPO}/pulls/9/comments/2004/replies") == []
+    listed = api.calls_to("GET", f"/repos/{REPO}/pulls/9/comments")
+    assert listed and all(call.status == 200 for call in listed)
+    in_conversation = issue_comment("/freemad debate", author="mallory", on_pull_request=True)
+    in_conversation["issue"]["number"] = 9
+    outcome = _handle(api, store, tmp_path, "issue_comment", in_conversation)
+    assert outcome.action == "refused" and "told already" in outcome.reason
+    assert api.calls_to("POST", f"/repos/{REPO}/issues/9/comments") == []
 
 
 def test_githubs_own_comment_example_on_a_pull_request_gets_a_check_run(

@@ -158,6 +158,7 @@ SAMPLES = {
     "_post_review": ("POST", "/pulls/1/reviews"),
     "_list_comments": ("GET", "/issues/1/comments"),
     "_list_reviews": ("GET", "/pulls/1/reviews"),
+    "_list_review_comments": ("GET", "/pulls/1/comments"),
 }
 
 
