@@ -21,8 +21,8 @@ from pathlib import Path
 from _common import emit, machine, progress
 
 from freemad.config import default_config
-from freemad.dashboard.site import build_site
-from freemad.dashboard.sources import TranscriptDir
+from freemad.dashboard.reading.sources import TranscriptDir
+from freemad.dashboard.static_site import build_site
 from freemad.debate import run_debate, write_transcript
 from freemad.redact import Redactor
 from freemad.wiring import ADAPTERS

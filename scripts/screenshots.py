@@ -25,9 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from freemad.dashboard.render import render_run  # noqa: E402
-from freemad.dashboard.sources import Artifact, RunData  # noqa: E402
-from freemad.dashboard.views import version_diff_ids  # noqa: E402
+from freemad.dashboard.reading.sources import Artifact, RunData  # noqa: E402
+from freemad.dashboard.views.html_pages import render_run  # noqa: E402
+from freemad.dashboard.views.run_views import version_diff_ids  # noqa: E402
 
 FOLDER = ROOT / "docs" / "screenshots"
 SIZE = (1100, 1500)
@@ -55,7 +55,7 @@ def page_digest(name: str) -> str:
 
 
 def refresh_data() -> None:
-    from freemad.dashboard.sources import StoreSource
+    from freemad.dashboard.reading.sources import StoreSource
     from tests.dashboard.runs import make_runs, transcript_of
 
     with tempfile.TemporaryDirectory(prefix="freemad-shots-") as tmp:

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from freemad.dashboard.charts import debate_chart_svg
-from freemad.dashboard.eval_views import eval_chart_svg
+from freemad.dashboard.views.debate_chart import debate_chart_svg
+from freemad.dashboard.views.eval_views import eval_chart_svg
 from freemad.eval.report_page import method_rows, plot_svg
 from freemad.eval.simulate import Scenario, run, sweep_chart_svg
 from freemad.evolve.chart import ChartData, Marker, Point, draw_score_chart
@@ -110,15 +110,15 @@ def test_characters_xml_forbids_are_replaced_not_passed() -> None:
 
 def test_the_escape_is_the_one_every_chart_module_uses() -> None:
     """One escape for every chart: no module keeps a weaker copy of its own."""
-    import freemad.dashboard.charts
-    import freemad.dashboard.eval_views
+    import freemad.dashboard.views.debate_chart
+    import freemad.dashboard.views.eval_views
     import freemad.eval.report_page
     import freemad.eval.simulate
     import freemad.evolve.chart
 
     modules = (
-        freemad.dashboard.charts,
-        freemad.dashboard.eval_views,
+        freemad.dashboard.views.debate_chart,
+        freemad.dashboard.views.eval_views,
         freemad.eval.report_page,
         freemad.eval.simulate,
         freemad.evolve.chart,

@@ -14,8 +14,8 @@ import click
 from freemad.cli.options import F, listen_options, store_options
 from freemad.errors import FreemadError, UsageError
 
-GUNICORN_CONF = "python:freemad.dashboard.gunicorn_conf"
-WSGI_APP = "freemad.dashboard.environment:app_from_env()"
+GUNICORN_CONF = "python:freemad.dashboard.live.gunicorn_conf"
+WSGI_APP = "freemad.dashboard.live.wsgi:app_from_env()"
 PROG = "freemad-dashboard"
 _URL = re.compile(r"https?://[^\s\"'<>]+")
 # What the options decide; anything of these the caller's environment holds is dropped first.
@@ -158,12 +158,12 @@ def command(
     """
     from pathlib import Path
 
-    from freemad.dashboard.capacity import MAX_PER_CLIENT, MAX_STREAMS, Caps, setting
-    from freemad.dashboard.environment import EVALS, TRUSTED_PROXIES
-    from freemad.dashboard.evals import eval_folders
-    from freemad.dashboard.server import MAX_PROXIES, create_app, stderr_warn
-    from freemad.dashboard.settings import DashboardSettings
-    from freemad.dashboard.sources import build_sources
+    from freemad.dashboard.live.server import MAX_PROXIES, create_app, stderr_warn
+    from freemad.dashboard.live.settings import DashboardSettings
+    from freemad.dashboard.live.stream_capacity import MAX_PER_CLIENT, MAX_STREAMS, Caps, setting
+    from freemad.dashboard.live.wsgi import EVALS, TRUSTED_PROXIES
+    from freemad.dashboard.reading.eval_folders import eval_folders
+    from freemad.dashboard.reading.sources import build_sources
 
     config_path = config_paths[0] if config_paths else None
     say_missing = any((transcripts, task_store, evolve_store, state_dir))
@@ -275,9 +275,9 @@ def _configs(given: tuple[str, ...]) -> list[str]:
 def _start_env(token: str, configs: list[str]) -> dict[str, str]:
     """What gunicorn's workers need to start runs: the flag, the pipe the token is read from,
     and the configs (their paths absolute, as a JSON list; the first also as FREEMAD_CONFIG)."""
-    from freemad.dashboard.configs import config_path
-    from freemad.dashboard.environment import CONFIGS
-    from freemad.dashboard.handover import TOKEN_FD, token_pipe
+    from freemad.dashboard.live.token_handover import TOKEN_FD, token_pipe
+    from freemad.dashboard.live.wsgi import CONFIGS
+    from freemad.dashboard.steering.start_configs import config_path
 
     env = {"FREEMAD_DASHBOARD_ALLOW_START": "1", TOKEN_FD: str(token_pipe(token))}
     if configs:

@@ -93,10 +93,10 @@ def build(
 
     from freemad.cli.loading import load_config
     from freemad.config.discover import beside_named
-    from freemad.dashboard.evals import eval_folders
-    from freemad.dashboard.records import SourceError
-    from freemad.dashboard.site import build_site
-    from freemad.dashboard.sources import build_sources
+    from freemad.dashboard.reading.eval_folders import eval_folders
+    from freemad.dashboard.reading.sources import build_sources
+    from freemad.dashboard.run_records import SourceError
+    from freemad.dashboard.static_site import build_site
 
     named = {
         "--transcripts": transcripts,

@@ -17,4 +17,4 @@ module:
 Elsewhere: the `evolve:` config section is `freemad.config.evolve_section`; the lineage's git
 work is `freemad.workspace.lineage`; the commands are `freemad.cli.evolve_commands`; on GitHub,
 `freemad.github.evolve_pr` (the run's pull request) and `freemad.github.evolve_matrix`; in the
-live dashboard, `freemad.dashboard.evolve_steering`."""
+live dashboard, `freemad.dashboard.steering.evolve_steering`."""

@@ -8,8 +8,8 @@ import html
 import json
 from pathlib import Path
 
-from freemad.dashboard.site import build_site
-from freemad.dashboard.sources import TranscriptDir
+from freemad.dashboard.reading.sources import TranscriptDir
+from freemad.dashboard.static_site import build_site
 from tests.cli.helpers import script_agents
 from tests.cli.test_cli import only_transcript, run
 

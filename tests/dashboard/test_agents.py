@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from freemad.dashboard.agents import AGENT_SLUG, agent_slug, agents_table, debate_record
-from freemad.dashboard.server import create_app
-from freemad.dashboard.settings import DashboardSettings
-from freemad.dashboard.site import build_site
-from freemad.dashboard.sources import TranscriptDir
+from freemad.dashboard.live.server import create_app
+from freemad.dashboard.live.settings import DashboardSettings
+from freemad.dashboard.reading.sources import TranscriptDir
+from freemad.dashboard.static_site import build_site
+from freemad.dashboard.views.agent_views import AGENT_SLUG, agent_slug, agents_table, debate_record
 from freemad.debate import run_debate, write_transcript
 from freemad.redact import Redactor
 from freemad.wiring import ADAPTERS

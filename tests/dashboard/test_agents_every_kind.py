@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 import yaml
 
-from freemad.dashboard.agents import agent_slug, agents_table, run_record
-from freemad.dashboard.server import create_app
-from freemad.dashboard.settings import DashboardSettings
-from freemad.dashboard.site import build_site
-from freemad.dashboard.sources import all_runs, build_sources
+from freemad.dashboard.live.server import create_app
+from freemad.dashboard.live.settings import DashboardSettings
+from freemad.dashboard.reading.sources import all_runs, build_sources
+from freemad.dashboard.static_site import build_site
+from freemad.dashboard.views.agent_views import agent_slug, agents_table, run_record
 from freemad.store import StoreReader
 from tests.conftest import SANDBOX
 from tests.dashboard.browser import dom

@@ -1,4 +1,4 @@
-"""The live dashboard's caps on open event streams (`freemad.dashboard.capacity`), attacked over
+"""The live dashboard's caps on open event streams (`freemad.dashboard.live.stream_capacity`), attacked over
 real gunicorn on loopback: one stream over the total (503), one client over its share (429)
 whatever headers it sends, a worker asked for more streams than it has threads to spare (it
 keeps answering /health and pages), a worker killed while it held streams, and the page's
@@ -17,10 +17,10 @@ import pytest
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
-from freemad.dashboard.capacity import Caps, client_key
-from freemad.dashboard.server import create_app
-from freemad.dashboard.settings import DashboardSettings
-from freemad.dashboard.sources import TranscriptDir
+from freemad.dashboard.live.server import create_app
+from freemad.dashboard.live.settings import DashboardSettings
+from freemad.dashboard.live.stream_capacity import Caps, client_key
+from freemad.dashboard.reading.sources import TranscriptDir
 from freemad.errors import UsageError
 from tests.conftest import wait_for
 from tests.dashboard.browser import LivePage

@@ -14,10 +14,10 @@ import pytest
 from flask import Flask
 
 from freemad.core.run_events import Event
-from freemad.dashboard.evals import EvalFolder
-from freemad.dashboard.server import create_app
-from freemad.dashboard.settings import DashboardSettings
-from freemad.dashboard.sources import build_sources
+from freemad.dashboard.live.server import create_app
+from freemad.dashboard.live.settings import DashboardSettings
+from freemad.dashboard.reading.eval_folders import EvalFolder
+from freemad.dashboard.reading.sources import build_sources
 from freemad.debate.live_journal import LiveJournal
 from freemad.redact import Redactor
 from tests.dashboard.browser import LivePage, chromium

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from freemad.dashboard.fenced import parts
-from freemad.dashboard.render import render_index, render_run
-from freemad.dashboard.sources import Artifact, RunData
+from freemad.dashboard.reading.sources import Artifact, RunData
+from freemad.dashboard.views.fenced_code import parts
+from freemad.dashboard.views.html_pages import render_index, render_run
 from freemad.debate import debate_record as records
 from tests.dashboard.runs import Runs, transcript_of
 from tests.dashboard.test_views import every_agent_failed, task_events

@@ -13,12 +13,17 @@ from typing import Any
 
 import pytest
 
-from freemad.dashboard.environment import app_from_env
-from freemad.dashboard.eval_views import ReportShapeError, check_report, eval_view, shown_methods
-from freemad.dashboard.evals import EvalReportError, eval_folders
-from freemad.dashboard.render import render_eval, render_index
-from freemad.dashboard.server import create_app
-from freemad.dashboard.settings import DashboardSettings
+from freemad.dashboard.live.server import create_app
+from freemad.dashboard.live.settings import DashboardSettings
+from freemad.dashboard.live.wsgi import app_from_env
+from freemad.dashboard.reading.eval_folders import EvalReportError, eval_folders
+from freemad.dashboard.views.eval_views import (
+    ReportShapeError,
+    check_report,
+    eval_view,
+    shown_methods,
+)
+from freemad.dashboard.views.html_pages import render_eval, render_index
 from freemad.errors import UsageError
 from freemad.eval.methods import METHODS
 from tests.cli.helpers import freemad

@@ -19,10 +19,13 @@ from flask import Flask
 
 from freemad.config.discover import load
 from freemad.config.load import config_digest
-from freemad.dashboard.evolve_overrides import apply_evolve_overrides, parse_evolve_overrides
-from freemad.dashboard.server import create_app
-from freemad.dashboard.settings import DashboardSettings
-from freemad.dashboard.sources import build_sources
+from freemad.dashboard.live.server import create_app
+from freemad.dashboard.live.settings import DashboardSettings
+from freemad.dashboard.reading.sources import build_sources
+from freemad.dashboard.steering.evolve_overrides import (
+    apply_evolve_overrides,
+    parse_evolve_overrides,
+)
 from freemad.errors import ConfigError
 from tests.conftest import SANDBOX
 from tests.dashboard.browser import LivePage, chromium
@@ -336,7 +339,7 @@ def test_an_override_typed_into_the_form_is_used_by_the_evolve_run(
 def test_the_announced_run_id_is_read_only_when_whole(
     written: bytes, closed: bool, read: str | None
 ) -> None:
-    from freemad.dashboard.evolve_start import read_announcement
+    from freemad.dashboard.steering.evolve_start import read_announcement
 
     read_end, write_end = os.pipe()
     try:

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from flask import Flask
 
-from freemad.dashboard.evolve_steering import evolve_runner
-from freemad.dashboard.server import create_app
-from freemad.dashboard.settings import DashboardSettings
-from freemad.dashboard.sources import build_sources
+from freemad.dashboard.live.server import create_app
+from freemad.dashboard.live.settings import DashboardSettings
+from freemad.dashboard.reading.sources import build_sources
+from freemad.dashboard.steering.evolve_steering import evolve_runner
 from tests.conftest import SANDBOX
 from tests.dashboard.browser import LivePage, chromium
 from tests.dashboard.runs import BIN, FREEMAD, environment, run

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from freemad.core.answer_identity import IdentityMode, canonicalize
-from freemad.dashboard.fenced import HIGHLIGHT_CHARS, Part, highlighted, parts
+from freemad.dashboard.views.fenced_code import HIGHLIGHT_CHARS, Part, highlighted, parts
 
 
 def test_prose_and_fenced_blocks_come_apart_in_order() -> None:

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from freemad.agents.agent_port import CallResult, CallStatus
-from freemad.dashboard.render import render_run
-from freemad.dashboard.site import build_site
-from freemad.dashboard.sources import RunData, TranscriptDir
+from freemad.dashboard.reading.sources import RunData, TranscriptDir
+from freemad.dashboard.static_site import build_site
+from freemad.dashboard.views.html_pages import render_run
 from freemad.debate import run_debate
 from freemad.debate.debate_record import DebateResult
 from freemad.debate.transcript import render_markdown, transcript_data, write_transcript

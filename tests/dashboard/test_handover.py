@@ -1,4 +1,4 @@
-"""The start token (`freemad.dashboard.handover`): handed from `freemad-dashboard` to gunicorn's
+"""The start token (`freemad.dashboard.live.token_handover`): handed from `freemad-dashboard` to gunicorn's
 workers in a pipe, and no further. Over real gunicorn on loopback, a debate started with
 `POST /api/debates` runs a real agent CLI that writes down its environment and answers with it:
 neither the token nor the variables it came in are there, and no process of the server holds it
@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from freemad.dashboard.environment import app_from_env
-from freemad.dashboard.handover import TOKEN, TOKEN_FD, take_token, token_pipe
+from freemad.dashboard.live.token_handover import TOKEN, TOKEN_FD, take_token, token_pipe
+from freemad.dashboard.live.wsgi import app_from_env
 from freemad.errors import UsageError
 from tests.conftest import SANDBOX, recording_agent, wait_for
 from tests.dashboard.served import Served, serve

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from freemad.dashboard.sources import StoreSource
+from freemad.dashboard.reading.sources import StoreSource
 from tests.conftest import free_port, wait_for
 from tests.dashboard.browser import LivePage
 from tests.dashboard.served import DASHBOARD, Browser, serve

@@ -17,9 +17,9 @@ from typing import Any
 import yaml
 
 from freemad.core.run_events import Event
-from freemad.dashboard.records import RunData
-from freemad.dashboard.render import render_run
-from freemad.dashboard.sources import TranscriptDir
+from freemad.dashboard.reading.sources import TranscriptDir
+from freemad.dashboard.run_records import RunData
+from freemad.dashboard.views.html_pages import render_run
 from freemad.debate.live_journal import LiveJournal, running_dir
 from freemad.redact import Redactor
 from tests.conftest import MOCK_AGENT, SANDBOX, wait_for

@@ -14,10 +14,10 @@ import pytest
 import yaml
 
 from freemad.config import load_config
-from freemad.dashboard.overrides import apply_overrides, parse_overrides
-from freemad.dashboard.server import create_app
-from freemad.dashboard.settings import DashboardSettings
-from freemad.dashboard.sources import TranscriptDir
+from freemad.dashboard.live.server import create_app
+from freemad.dashboard.live.settings import DashboardSettings
+from freemad.dashboard.reading.sources import TranscriptDir
+from freemad.dashboard.steering.run_overrides import apply_overrides, parse_overrides
 from freemad.errors import ConfigError
 from tests.conftest import MOCK_AGENT, SANDBOX, wait_for
 from tests.dashboard.browser import LivePage, chromium
@@ -188,7 +188,7 @@ def test_a_task_started_with_overrides_keeps_them_for_its_later_steps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from freemad.config.load import config_digest
-    from freemad.dashboard.steering import server_config, task_config
+    from freemad.dashboard.steering.task_steering import server_config, task_config
     from tests.dashboard.test_steering import Caller, app_of, task_of, wait
 
     monkeypatch.chdir(tmp_path)

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from freemad.dashboard.debate_views import debate_view
-from freemad.dashboard.reference_transcripts import (
+from freemad.dashboard.reading.reference_transcripts import (
     from_reference,
     is_reference_transcript,
     started_at,
 )
+from freemad.dashboard.views.debate_views import debate_view
 from tests.conftest import reference_file
 from tests.dashboard.runs import site_build
 

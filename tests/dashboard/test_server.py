@@ -22,12 +22,12 @@ from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
 from freemad.config import default_config
-from freemad.dashboard.feed import SLACK
-from freemad.dashboard.feed import stream as events_stream
-from freemad.dashboard.server import create_app
-from freemad.dashboard.settings import DashboardSettings
-from freemad.dashboard.sources import StoreSource, TranscriptDir, build_sources
-from freemad.dashboard.starter import CSRF_COOKIE
+from freemad.dashboard.live.event_feed import SLACK
+from freemad.dashboard.live.event_feed import stream as events_stream
+from freemad.dashboard.live.server import create_app
+from freemad.dashboard.live.settings import DashboardSettings
+from freemad.dashboard.reading.sources import StoreSource, TranscriptDir, build_sources
+from freemad.dashboard.steering.starter import CSRF_COOKIE
 from freemad.debate import run_debate, write_transcript
 from freemad.errors import FreemadError
 from freemad.redact import Redactor

@@ -15,11 +15,11 @@ import pytest
 import yaml
 
 from freemad.config import default_config
-from freemad.dashboard.environment import CONFIGS, app_from_env
-from freemad.dashboard.handover import TOKEN as TOKEN_VAR
-from freemad.dashboard.server import create_app
-from freemad.dashboard.settings import DashboardSettings
-from freemad.dashboard.sources import build_sources
+from freemad.dashboard.live.server import create_app
+from freemad.dashboard.live.settings import DashboardSettings
+from freemad.dashboard.live.token_handover import TOKEN as TOKEN_VAR
+from freemad.dashboard.live.wsgi import CONFIGS, app_from_env
+from freemad.dashboard.reading.sources import build_sources
 from freemad.errors import UsageError
 from tests.conftest import SANDBOX
 from tests.dashboard.runs import BIN

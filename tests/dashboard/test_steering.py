@@ -18,10 +18,10 @@ from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
 from freemad.bundled import bundled
-from freemad.dashboard.server import create_app
-from freemad.dashboard.settings import DashboardSettings
-from freemad.dashboard.sources import build_sources
-from freemad.dashboard.starter import CSRF_COOKIE
+from freemad.dashboard.live.server import create_app
+from freemad.dashboard.live.settings import DashboardSettings
+from freemad.dashboard.reading.sources import build_sources
+from freemad.dashboard.steering.starter import CSRF_COOKIE
 from tests.conftest import wait_for
 from tests.dashboard.browser import LivePage, chromium
 from tests.dashboard.served import serve

@@ -1,4 +1,4 @@
-"""The dashboards' readers of stored runs (freemad/dashboard/stored.py): a store, through the
+"""The dashboards' readers of stored runs (freemad/dashboard/reading/stored_runs.py): a store, through the
 store's own read-only reader, and a checkout of the state branch, through its layout module."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from freemad.dashboard.records import SourceError
-from freemad.dashboard.server import create_app
-from freemad.dashboard.settings import DashboardSettings
-from freemad.dashboard.stored import StateDir, StoreSource
+from freemad.dashboard.live.server import create_app
+from freemad.dashboard.live.settings import DashboardSettings
+from freemad.dashboard.reading.stored_runs import StateDir, StoreSource
+from freemad.dashboard.run_records import SourceError
 from freemad.store import SqliteStore
 
 

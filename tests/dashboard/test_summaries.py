@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from freemad.dashboard.agents import debate_record
-from freemad.dashboard.server import create_app
-from freemad.dashboard.settings import DashboardSettings
-from freemad.dashboard.site import build_site
-from freemad.dashboard.sources import TranscriptDir
-from freemad.dashboard.summaries import summary_view
+from freemad.dashboard.live.server import create_app
+from freemad.dashboard.live.settings import DashboardSettings
+from freemad.dashboard.reading.sources import TranscriptDir
+from freemad.dashboard.static_site import build_site
+from freemad.dashboard.views.agent_views import debate_record
+from freemad.dashboard.views.summary_views import summary_view
 from tests.dashboard.browser import dom
 from tests.dashboard.test_agents import HOSTILE, Made, made, quiet
 
@@ -130,7 +130,7 @@ def test_the_site_and_the_live_server_show_the_summaries(made: Made, tmp_path: P
 
 def test_the_summaries_of_no_debate_render() -> None:
     """A site of tasks alone: no debate to chart, and a page that says so."""
-    from freemad.dashboard.render import render_summary
+    from freemad.dashboard.views.html_pages import render_summary
 
     page = render_summary(summary_view([]))
     assert "No runs with agents yet." in page and "No debates yet." in page

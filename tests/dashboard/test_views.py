@@ -10,9 +10,9 @@ import pytest
 
 from freemad.agents.agent_port import CallResult, CallStatus
 from freemad.cli.output import print_result
-from freemad.dashboard import debate_views, viewdata, views
-from freemad.dashboard.render import render_index, render_run
-from freemad.dashboard.sources import Artifact, RunData
+from freemad.dashboard.reading.sources import Artifact, RunData
+from freemad.dashboard.views import debate_views, run_views, viewdata
+from freemad.dashboard.views.html_pages import render_index, render_run
 from freemad.debate import run_debate
 from freemad.debate.debate_record import DebateResult
 from freemad.github.comments import render_debate
@@ -162,7 +162,7 @@ def test_mistyped_fields_do_not_break_a_page(transcript: dict[str, Any]) -> None
 
 
 def test_the_evolve_view_marks_interventions_and_escalations_in_order() -> None:
-    view = views.evolve_view("e1", realistic_run(), "https://forge/c/{commit}")
+    view = run_views.evolve_view("e1", realistic_run(), "https://forge/c/{commit}")
     kinds = [
         (row["kind"], row.get("iteration", row.get("after_iteration"))) for row in view["timeline"]
     ]
@@ -196,8 +196,8 @@ def with_diffs(events: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict
 
 def test_each_version_shows_its_diff_against_its_parent_and_its_timings() -> None:
     events = with_diffs(realistic_run())
-    assert views.version_diff_ids(events) == ["d1", "d5"]  # the admitted ones only
-    view = views.evolve_view("e1", events, diffs={"d1": PATCH.encode(), "d5": None})
+    assert run_views.version_diff_ids(events) == ["d1", "d5"]  # the admitted ones only
+    view = run_views.evolve_view("e1", events, diffs={"d1": PATCH.encode(), "d5": None})
     v0, v1, v2 = view["versions"]
     assert (v0["parent"], v0["diff"]) == (None, None) and "The seed" in v0["diff_note"]
     assert v1["parent"] == "v0" and v1["changed_paths"] == ["src/parse.py"]
@@ -215,7 +215,7 @@ def test_each_version_shows_its_diff_against_its_parent_and_its_timings() -> Non
     rows = [r for r in view["timeline"] if r["kind"] == "candidate"]
     assert [r["judge_seconds"] for r in rows] == ["3", "3", "3", "1.5", "1.5", "3", "3", "3"]
     assert view["judge_seconds"] == "21"
-    older = views.evolve_view("e1", realistic_run())  # a run from before diffs were recorded
+    older = run_views.evolve_view("e1", realistic_run())  # a run from before diffs were recorded
     assert older["versions"][1]["diff_note"] == "this run recorded no diff for it"
 
 
@@ -239,14 +239,14 @@ def test_the_evolve_chart_turns_logarithmic_when_values_span_decades() -> None:
     run = RunBuilder(comparator=[{"component": "runtime_ms", "direction": "minimize"}])
     for iteration, runtime in enumerate((45.025, 0.282, 0.139, 0.007)):
         run.judged(iteration, admitted=True, runtime=runtime)
-    view = views.evolve_view("e3", run.events)
+    view = run_views.evolve_view("e3", run.events)
     assert view["log_scale"] and "runtime_ms (lower is better) (log scale)" in view["chart"]
     html = render_run(RunData("evolve", "e3", events=run.events))
     assert "The scale is logarithmic" in html
     narrow = RunBuilder(comparator=[{"component": "runtime_ms", "direction": "minimize"}])
     for iteration, runtime in enumerate((45.0, 30.0, 1.0)):
         narrow.judged(iteration, admitted=True, runtime=runtime)
-    view = views.evolve_view("e4", narrow.events)
+    view = run_views.evolve_view("e4", narrow.events)
     assert not view["log_scale"] and "log scale" not in view["chart"]
 
 
@@ -284,7 +284,7 @@ def task_events(question: str = "Which database?") -> list[tuple[str, dict[str, 
 
 def test_the_task_view_has_the_timeline_the_question_and_the_artifacts() -> None:
     artifacts = [("notes.md", 5, b"hello"), ("blob.bin", 4, b"\x00\x01\x02\x03"), ("gone", 3, None)]
-    view = views.task_view(
+    view = run_views.task_view(
         "t1", task_events(), [1.0, 2.0, 3.0, 4.0], "waiting_for_human", artifacts
     )
     assert view["question"] == "Which database?"
@@ -323,22 +323,22 @@ def test_a_task_with_events_this_version_does_not_know_shows_its_log() -> None:
 def test_the_index_shows_each_runs_outcome_duration_and_agents(
     transcript: dict[str, Any],
 ) -> None:
-    debate = views.debate_facts(transcript)
+    debate = run_views.debate_facts(transcript)
     assert debate == {
         "outcome": f"winner {transcript['final_answer_id']}",
         "seconds": transcript["metrics"]["wall_time_ms"] / 1000,
         "agents": transcript["settings"]["agents"],
     }
-    failed = views.debate_facts(every_agent_failed())
+    failed = run_views.debate_facts(every_agent_failed())
     assert failed["outcome"].startswith("only 0 of 3 agents answered") and failed["agents"] == [
         "x",
         "y",
         "z",
     ]
-    task = views.task_facts(task_events(), [10.0, 20.0, 30.0, 100.0], "waiting_for_human")
+    task = run_views.task_facts(task_events(), [10.0, 20.0, 30.0, 100.0], "waiting_for_human")
     assert task == {"outcome": "at stage research", "seconds": 90.0, "agents": ["p", "r"]}
-    assert views.task_facts(task_events(), [], "completed")["outcome"] == "every stage done"
-    evolve = views.evolve_facts(realistic_run(), [5.0, 3605.0])
+    assert run_views.task_facts(task_events(), [], "completed")["outcome"] == "every stage done"
+    evolve = run_views.evolve_facts(realistic_run(), [5.0, 3605.0])
     assert evolve == {
         "outcome": "incumbent v2; stopped: max_iterations",
         "seconds": 3600.0,

@@ -189,9 +189,9 @@ def test_the_finalizer_is_shown_working_then_done_while_the_debate_runs() -> Non
     """The events a real debate with a finalizer emits, folded as the journal's reader folds
     them: up to `finalizer_started` the page says who writes the final answer, after
     `finalizer_finished` how it ended."""
-    from freemad.dashboard.debate_views import live_debate_view
-    from freemad.dashboard.records import RunData
-    from freemad.dashboard.render import render_run
+    from freemad.dashboard.run_records import RunData
+    from freemad.dashboard.views.debate_views import live_debate_view
+    from freemad.dashboard.views.html_pages import render_run
     from freemad.debate.live_journal import fold, journal_line
     from tests.conftest import ScriptedAgent, generation, keep, scripted_config
 

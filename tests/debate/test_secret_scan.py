@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from freemad.dashboard.render import render_run
-from freemad.dashboard.sources import RunData
+from freemad.dashboard.reading.sources import RunData
+from freemad.dashboard.views.html_pages import render_run
 from freemad.debate import run_debate
 from freemad.debate.debate_record import DebateResult
 from freemad.debate.transcript import render_markdown, transcript_data

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from freemad.config.models import OutputConfig
-from freemad.dashboard.agents import debate_record
-from freemad.dashboard.debate_views import debate_view
-from freemad.dashboard.site import build_site
-from freemad.dashboard.sources import TranscriptDir
-from freemad.dashboard.views import debate_facts
+from freemad.dashboard.reading.sources import TranscriptDir
+from freemad.dashboard.static_site import build_site
+from freemad.dashboard.views.agent_views import debate_record
+from freemad.dashboard.views.debate_views import debate_view
+from freemad.dashboard.views.run_views import debate_facts
 from freemad.debate import DebateResult, run_debate, write_transcript
 from freemad.debate.transcript import render_markdown, transcript_data
 from freemad.debate.transcript_format import FORMAT, expand

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from freemad.dashboard.eval_views import ReportShapeError, check_report, eval_view
+from freemad.dashboard.views.eval_views import ReportShapeError, check_report, eval_view
 from freemad.eval.accuracy_report import table
 from tests.cli.helpers import freemad
 from tests.eval.agents import calls, write_items, write_setup

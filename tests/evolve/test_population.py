@@ -7,8 +7,8 @@ from collections import Counter
 from pathlib import Path
 
 from freemad.core.evolve.fold import Status
-from freemad.dashboard.records import RunData
-from freemad.dashboard.render import render_run
+from freemad.dashboard.run_records import RunData
+from freemad.dashboard.views.html_pages import render_run
 from freemad.evolve.run_report import render_report
 from tests.evolve.population import ScriptedPopulation, judge_with, outcomes
 from tests.evolve.runs import Harness, evolve_config, git, harness, make_repo

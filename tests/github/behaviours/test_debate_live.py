@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from freemad.dashboard.server import create_app
-from freemad.dashboard.settings import DashboardSettings
-from freemad.dashboard.stored import StoreSource
+from freemad.dashboard.live.server import create_app
+from freemad.dashboard.live.settings import DashboardSettings
+from freemad.dashboard.reading.stored_runs import StoreSource
 from freemad.debate.live_store import FINISHED, PROGRESS
 from freemad.debate.outcome import Tally
 from freemad.debate.transcript_format import expand

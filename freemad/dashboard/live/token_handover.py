@@ -10,7 +10,7 @@ its environment as FREEMAD_DASHBOARD_TOKEN just after the fork (`post_fork`), wh
 (USR2) is handed a fresh pipe (`pre_exec`).
 
 The master also makes the folder the workers count open streams in
-(`freemad.dashboard.capacity`) and removes it when it exits. These are gunicorn's server hooks;
+(`freemad.dashboard.live.stream_capacity`) and removes it when it exits. These are gunicorn's server hooks;
 `gunicorn_conf` names them.
 """
 
@@ -24,7 +24,7 @@ import tempfile
 from collections.abc import MutableMapping
 from typing import Any
 
-from freemad.dashboard.capacity import STREAMS_DIR, THREADS, WORKERS
+from freemad.dashboard.live.stream_capacity import STREAMS_DIR, THREADS, WORKERS
 from freemad.errors import UsageError
 from freemad.gunicorn_common import heartbeat_dir, run_as_module_again
 
@@ -91,7 +91,7 @@ def on_starting(server: Any) -> None:
     # The configs runs start with, read here once: every worker forks with them (`configs`).
     paths = _start_configs(os.environ)
     if paths is not None:
-        from freemad.dashboard.configs import read_at_start
+        from freemad.dashboard.steering.start_configs import read_at_start
         from freemad.errors import FreemadError
 
         # One that cannot be read: each worker reads it, and fails to boot saying why.
@@ -105,7 +105,7 @@ def on_reload(server: Any) -> None:
     paths = _start_configs(os.environ)
     if paths is None:
         return
-    from freemad.dashboard.configs import read_again
+    from freemad.dashboard.steering.start_configs import read_again
 
     failed = read_again(paths)
     if failed is not None:
@@ -116,7 +116,7 @@ def _start_configs(environ: MutableMapping[str, str]) -> list[str | None] | None
     """The configs runs may start with, when they may (--allow-start); else None."""
     if environ.get(ALLOW_START, "").strip() != "1":
         return None
-    from freemad.dashboard.environment import config_paths
+    from freemad.dashboard.live.wsgi import config_paths
 
     try:
         return list(config_paths(environ))

@@ -1,5 +1,5 @@
 """Evolve runs steered from the browser (`--allow-start`): `POST /api/evolve/<run_id>/<verb>`,
-behind the start token and the CSRF check of `freemad.dashboard.starter` (`Starter.refused`).
+behind the start token and the CSRF check of `freemad.dashboard.steering.starter` (`Starter.refused`).
 
 Only runs of an evolve store this dashboard shows, and that one of the server's configs keeps
 its runs in, are steered, with that config; the browser names a verb and, to answer, gives a
@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from flask import Flask, Response, jsonify
 
-from freemad.dashboard.answers import Problem
-from freemad.dashboard.configs import config_resolved
-from freemad.dashboard.evolve_overrides import evolve_overridden
-from freemad.dashboard.overrides import kept_overrides
-from freemad.dashboard.sources import RUN_ID, Source
-from freemad.dashboard.starter import Starter
+from freemad.dashboard.http_errors import Problem
+from freemad.dashboard.reading.sources import RUN_ID, Source
+from freemad.dashboard.steering.evolve_overrides import evolve_overridden
+from freemad.dashboard.steering.run_overrides import kept_overrides
+from freemad.dashboard.steering.start_configs import config_resolved
+from freemad.dashboard.steering.starter import Starter
 from freemad.errors import ConfigError, FreemadError
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ def evolve_runner(
     """A runner on the config's evolve store, as `freemad evolve` opens it; with `run`, handed
     the real adapters (it calls agents and git). Its config has `overrides` laid over it, or
     those `run_id` was started with from the browser (kept beside the store,
-    `freemad.dashboard.evolve_start`), so a run is carried on as it was started."""
+    `freemad.dashboard.steering.evolve_start`), so a run is carried on as it was started."""
     from freemad.config.discover import load
     from freemad.evolve.evolve_runner import EvolveRunner
     from freemad.wiring import ADAPTERS, open_evolve_store
@@ -92,11 +92,11 @@ def evolve_runner(
 
 
 def evolve_main(order: dict[str, Any]) -> None:
-    """An evolve run's agent work, in a process of its own (`freemad.dashboard.starter.main`):
-    `start` one (`freemad.dashboard.evolve_start.start_main`), carry it on after an answer
+    """An evolve run's agent work, in a process of its own (`freemad.dashboard.steering.starter.main`):
+    `start` one (`freemad.dashboard.steering.evolve_start.start_main`), carry it on after an answer
     (`advance`), or `resume` it."""
     if order["verb"] == "start":
-        from freemad.dashboard.evolve_start import start_main
+        from freemad.dashboard.steering.evolve_start import start_main
 
         start_main(order)
         return
@@ -133,7 +133,7 @@ class EvolveSteering:
 
     def steer(self, run_id: str, verb: str) -> tuple[Response, int]:
         from freemad.core.evolve.fold import Status
-        from freemad.dashboard.steering import json_body, text_field
+        from freemad.dashboard.steering.task_steering import json_body, text_field
         from freemad.evolve.evolve_runner import judge_hash
 
         refused = self.starter.refused()

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from flask import Flask, Response, jsonify
 
-from freemad.dashboard.answers import Problem
-from freemad.dashboard.records import Run
-from freemad.dashboard.sources import Source, is_transcripts_folder
-from freemad.dashboard.starter import Starter
+from freemad.dashboard.http_errors import Problem
+from freemad.dashboard.reading.sources import Source, is_transcripts_folder
+from freemad.dashboard.run_records import Run
+from freemad.dashboard.steering.starter import Starter
 
 
 def transcript_folders(sources: Sequence[Source]) -> tuple[Path, ...]:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from flask import Flask, Response, jsonify
 
 from freemad.config.discover import BUILTIN
-from freemad.dashboard.answers import Problem, html
-from freemad.dashboard.records import unique_name
+from freemad.dashboard.http_errors import Problem, html
+from freemad.dashboard.run_records import unique_name
 
 if TYPE_CHECKING:
     from freemad.config.discover import LoadedConfig
@@ -169,7 +169,7 @@ class ConfigPages:
         ]
 
     def config_page(self) -> Response:
-        from freemad.dashboard.render import render_config
+        from freemad.dashboard.views.html_pages import render_config
 
         return html(render_config(self.listed()))
 

@@ -1,5 +1,5 @@
 """What the live dashboard is built from: `DashboardSettings`, the one argument of
-`freemad.dashboard.server.create_app`."""
+`freemad.dashboard.live.server.create_app`."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from freemad.dashboard.capacity import Caps
-from freemad.dashboard.evals import EvalFolder
-from freemad.dashboard.records import Warn
-from freemad.dashboard.sources import Source
+from freemad.dashboard.live.stream_capacity import Caps
+from freemad.dashboard.reading.eval_folders import EvalFolder
+from freemad.dashboard.reading.sources import Source
+from freemad.dashboard.run_records import Warn
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class DashboardSettings:
     X-Forwarded-For and a client's address is taken from it; otherwise the header is ignored.
     With `allow_start` (and a `start_token`), runs start with one of `config_paths` (the first
     the default); with `edit_config` too, the browser may edit those config files
-    (`freemad.dashboard.config_editor`). `evals` are evaluation folders, each a page; their `transcripts/` are debate
+    (`freemad.dashboard.steering.config_editor`). `evals` are evaluation folders, each a page; their `transcripts/` are debate
     sources too. `warn` takes one-line warnings (default: stderr, each once).
     """
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from freemad.dashboard.viewdata import as_list, as_map, as_number, as_text
+from freemad.dashboard.views.viewdata import as_list, as_map, as_number, as_text
 from freemad.eval.methods import EXTRA_METHODS, FINALIZED, FREEMAD_DEBATE, METHODS
 from freemad.store.store_port import RUN_ID
 from freemad.svg_chart import AXIS, GRID, svg_document, svg_head, xml_text

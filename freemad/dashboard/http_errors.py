@@ -44,7 +44,7 @@ def read_only_unless(may_start: bool) -> Callable[[], Response | None]:
             return None
         rule = request.url_rule  # None when no route takes this method at this path
         if may_start and request.method == "POST" and rule and "POST" in (rule.methods or ()):
-            return None  # a route of the start token's (freemad.dashboard.steering)
+            return None  # a route of the start token's (freemad.dashboard.steering.task_steering)
         answer = error(405, "this dashboard is read-only" if not may_start else "not allowed")
         answer.headers["Allow"] = "GET, HEAD"
         return answer

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from freemad.dashboard.viewdata import as_list, as_map, as_number, as_text
+from freemad.dashboard.views.viewdata import as_list, as_map, as_number, as_text
 
 # `transcript-20261201-133830.json`: the reference's file names carry the time it was written.
 _STAMP = re.compile(r"(\d{8})-(\d{6})")

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 
-from freemad.dashboard.sources import RUN_ID, Change, Source
+from freemad.dashboard.reading.sources import RUN_ID, Change, Source
 from freemad.errors import FreemadError
 
 SLACK = 2.0  # seconds: how far back a stream looks beyond what it has already covered

@@ -26,18 +26,8 @@ from typing import Any
 import pygments
 
 from freemad import __version__
-from freemad.dashboard.agents import AGENT_SLUG, agent_view, agents_table
-from freemad.dashboard.eval_views import eval_summary, eval_view
-from freemad.dashboard.evals import EVAL_SLUG, EvalFolder, eval_sources
-from freemad.dashboard.render import (
-    render_agent,
-    render_agents,
-    render_eval,
-    render_index,
-    render_run,
-    render_summary,
-)
-from freemad.dashboard.sources import (
+from freemad.dashboard.reading.eval_folders import EVAL_SLUG, EvalFolder, eval_sources
+from freemad.dashboard.reading.sources import (
     RUN_ID,
     IndexFacts,
     Run,
@@ -46,7 +36,17 @@ from freemad.dashboard.sources import (
     agent_records,
     all_runs,
 )
-from freemad.dashboard.summaries import summary_view
+from freemad.dashboard.views.agent_views import AGENT_SLUG, agent_view, agents_table
+from freemad.dashboard.views.eval_views import eval_summary, eval_view
+from freemad.dashboard.views.html_pages import (
+    render_agent,
+    render_agents,
+    render_eval,
+    render_index,
+    render_run,
+    render_summary,
+)
+from freemad.dashboard.views.summary_views import summary_view
 from freemad.errors import FreemadError
 
 MANIFEST = ".freemad-site.json"

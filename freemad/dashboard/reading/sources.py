@@ -1,7 +1,7 @@
 """Where runs come from: debate transcripts, task and evolve stores, and the GitHub state branch.
 
 Everything here only reads. `TranscriptDir` is a folder of debate transcripts; the stores and the
-state branch are in `freemad.dashboard.stored`; `build_sources` makes the sources a command
+state branch are in `freemad.dashboard.reading.stored_runs`; `build_sources` makes the sources a command
 names, and `all_runs` lists every run of them.
 """
 
@@ -15,9 +15,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from freemad.dashboard.agents import run_record
-from freemad.dashboard.failed_starts import FailedStarts
-from freemad.dashboard.records import (
+from freemad.dashboard.reading.failed_starts import FailedStarts
+from freemad.dashboard.reading.reference_transcripts import (
+    from_reference,
+    is_reference_transcript,
+    started_at,
+)
+from freemad.dashboard.reading.stored_runs import StateDir, StoreSource
+from freemad.dashboard.run_records import (
     Artifact,
     Change,
     Run,
@@ -28,13 +33,8 @@ from freemad.dashboard.records import (
     parse_change_id,
     read_json,
 )
-from freemad.dashboard.reference_transcripts import (
-    from_reference,
-    is_reference_transcript,
-    started_at,
-)
-from freemad.dashboard.stored import StateDir, StoreSource
-from freemad.dashboard.views import debate_facts, facts_of
+from freemad.dashboard.views.agent_views import run_record
+from freemad.dashboard.views.run_views import debate_facts, facts_of
 from freemad.debate.live_journal import LiveDebate, read_journal, running_dir
 from freemad.debate.transcript_format import expand
 from freemad.errors import FreemadError

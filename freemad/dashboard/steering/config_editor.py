@@ -1,7 +1,7 @@
 """The config editor of the live dashboard (`freemad-dashboard --allow-start --edit-config`): the
 YAML of each of the server's config files, checked by the config's own models with each problem
 at its line, a diff before saving, a save that replaces the file at once after keeping what it
-held, and a rollback to any of the last 10 versions (`freemad.dashboard.config_history`).
+held, and a rollback to any of the last 10 versions (`freemad.dashboard.steering.config_history`).
 
 Every request but the page is a POST behind the checks every POST of the dashboard passes
 (`Starter.refused`: same origin, the start token, the CSRF token), so another site can neither
@@ -20,15 +20,15 @@ from typing import Any, NoReturn
 
 from flask import Flask, Response, jsonify, request
 
-from freemad.dashboard.answers import Problem, html, reason
-from freemad.dashboard.config_history import (
+from freemad.dashboard.http_errors import Problem, html, reason
+from freemad.dashboard.steering.config_history import (
     MAX_TEXT,
     VERSION,
     ConfigFile,
     NoSuchVersion,
     StaleEdit,
 )
-from freemad.dashboard.configs import ServerConfigs
+from freemad.dashboard.steering.start_configs import ServerConfigs
 from freemad.errors import ConfigError
 
 _LINE = re.compile(r" line (\d+)(?=: )")  # where a config error says its problem is
@@ -91,7 +91,7 @@ class ConfigEditor:
             )
 
     def page(self) -> Response:
-        from freemad.dashboard.render import render_config_editor
+        from freemad.dashboard.views.html_pages import render_config_editor
 
         return html(render_config_editor(list(self.files)))
 

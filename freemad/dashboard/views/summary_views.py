@@ -1,7 +1,7 @@
 """Transcript summaries: per agent across runs and per config, with charts, as view data for
 `summary.html` (the live dashboard and the static site). Pure: no I/O.
 
-Everything is added up from the runs' records (`freemad.dashboard.agents.run_record`): per agent,
+Everything is added up from the runs' records (`freemad.dashboard.views.agent_views.run_record`): per agent,
 the debates it took part in and won, its critique turns that kept its answer or revised it, its
 time and tokens per call and its failures by kind (of every kind of run); per config (a debate's
 `config_digest`, the config it ran with, overrides included), its debates, how they ended, their
@@ -15,9 +15,9 @@ import statistics
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from freemad.dashboard.agents import agents_table
-from freemad.dashboard.eval_views import eval_chart_svg, percent, score_row
-from freemad.dashboard.viewdata import as_list, as_map, as_number, as_text, number
+from freemad.dashboard.views.agent_views import agents_table
+from freemad.dashboard.views.eval_views import eval_chart_svg, percent, score_row
+from freemad.dashboard.views.viewdata import as_list, as_map, as_number, as_text, number
 from freemad.eval.accuracy_report import score
 
 

@@ -19,7 +19,7 @@ from pydantic import StrictInt, ValidationError
 from freemad.config.load import describe_validation_error
 from freemad.config.models import FreemadConfig
 from freemad.config.strict import StrictModel
-from freemad.dashboard.overrides import DeadlinesOverride, lay_agents, revalidated
+from freemad.dashboard.steering.run_overrides import DeadlinesOverride, lay_agents, revalidated
 from freemad.errors import ConfigError
 
 

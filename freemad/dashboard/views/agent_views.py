@@ -32,9 +32,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from freemad.core.task_machine import REVIEWS
-from freemad.dashboard.debate_views import agent_names
-from freemad.dashboard.records import RunData
-from freemad.dashboard.viewdata import as_list, as_map, as_number, as_text, number
+from freemad.dashboard.run_records import RunData
+from freemad.dashboard.views.debate_views import agent_names
+from freemad.dashboard.views.viewdata import as_list, as_map, as_number, as_text, number
 
 AGENT_SLUG = re.compile(r"[a-z0-9_-]{0,40}-[0-9a-f]{10}")  # what agent_slug makes
 RUNS_SHOWN = 500  # an agent's page lists its newest runs up to this many

@@ -1,15 +1,15 @@
 """Tasks started and steered from the browser: only with `--allow-start`, and every POST behind
-the start token and the CSRF check of `freemad.dashboard.starter` (`Starter.refused`).
+the start token and the CSRF check of `freemad.dashboard.steering.starter` (`Starter.refused`).
 
 The browser names a verb and gives text, never a command, a path or a config (at most one of the
-server's configs by its short name, `freemad.dashboard.configs`): a task runs with that config, in
+server's configs by its short name, `freemad.dashboard.steering.start_configs`): a task runs with that config, in
 its task store if the dashboard reads it, in the folder the server was started in (a code task on
 a branch of its own, and only when that folder is in a git repository). Steps that call no agent
 (an answer recorded, a stage approved or rejected, a pause) are appended here, so a refusal is an
 answer (409 with the runner's one line); the agent work that follows (a task started, carried on
 after an answer, resumed) runs in a process of its own (`Starter.launch`), which the start token
 and FREE-MAD's credentials do not reach. Evolve runs are started and steered the same way
-(`freemad.dashboard.evolve_start`, `freemad.dashboard.evolve_steering`).
+(`freemad.dashboard.steering.evolve_start`, `freemad.dashboard.steering.evolve_steering`).
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from flask import Flask, Response, jsonify, request
 
-from freemad.dashboard.answers import Problem
-from freemad.dashboard.configs import ConfigPages, config_resolved
-from freemad.dashboard.evolve_start import EvolveStarter
-from freemad.dashboard.evolve_steering import EvolveSteering
-from freemad.dashboard.overrides import keep_overrides, kept_overrides, overridden
-from freemad.dashboard.records import Run
-from freemad.dashboard.sources import RUN_ID, Source
-from freemad.dashboard.starter import Starter, run_overrides
+from freemad.dashboard.http_errors import Problem
+from freemad.dashboard.reading.sources import RUN_ID, Source
+from freemad.dashboard.run_records import Run
+from freemad.dashboard.steering.evolve_start import EvolveStarter
+from freemad.dashboard.steering.evolve_steering import EvolveSteering
+from freemad.dashboard.steering.run_overrides import keep_overrides, kept_overrides, overridden
+from freemad.dashboard.steering.start_configs import ConfigPages, config_resolved
+from freemad.dashboard.steering.starter import Starter, run_overrides
 from freemad.errors import FreemadError
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def task_runner(
     config_path: str | None, store: str, *, run: bool, overrides: dict[str, Any] | None = None
 ) -> Iterator[TaskRunner]:
     """A runner on the task store; with `run`, handed the real adapters (it calls agents); with
-    `overrides`, the task's config has them (`freemad.dashboard.overrides`)."""
+    `overrides`, the task's config has them (`freemad.dashboard.steering.run_overrides`)."""
     from freemad.tasks.task_runner import TaskRunner
     from freemad.wiring import ADAPTERS, open_task_store
 
@@ -85,7 +85,7 @@ def task_runner(
 
 
 def task_main(order: dict[str, Any]) -> None:
-    """A task's agent work, in a process of its own (`freemad.dashboard.starter.main`): `start`
+    """A task's agent work, in a process of its own (`freemad.dashboard.steering.starter.main`): `start`
     a plan or code task, carry one on after an answer (`advance`), or `resume` it. A task
     started with overrides keeps them beside its store, for the steps after its start."""
     store, task_id = order["store"], order["run_id"]

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from freemad.dashboard.charts import debate_chart_svg
-from freemad.dashboard.viewdata import as_list, as_map, as_number, as_text, diff_lines, number
+from freemad.dashboard.views.debate_chart import debate_chart_svg
+from freemad.dashboard.views.viewdata import as_list, as_map, as_number, as_text, diff_lines, number
 from freemad.debate.transcript_format import expand
 from freemad.svg_chart import format_number
 

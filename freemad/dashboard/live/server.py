@@ -4,14 +4,14 @@ changes (Server-Sent Events) that makes open pages refresh themselves.
 Read-only unless asked: every method but GET and HEAD is refused (405). With `allow_start`, and
 only with a start token and a CSRF token, `POST /api/debates` starts a debate from one of the
 server's own configs (the browser gives the requirement, its rounds and the config's short name,
-nothing else), and `freemad.dashboard.steering` starts and steers tasks and evolve runs and
+nothing else), and `freemad.dashboard.steering.task_steering` starts and steers tasks and evolve runs and
 shows the configs read-only; the pages then carry the forms. Nothing happens at import time;
-`freemad.dashboard.environment.app_from_env()` is what gunicorn calls (`freemad-dashboard` sets
+`freemad.dashboard.live.wsgi.app_from_env()` is what gunicorn calls (`freemad-dashboard` sets
 the environment).
 
-`/events` is the stream of changes `freemad.dashboard.feed` polls, as many at once as
-`freemad.dashboard.capacity` allows (429 or 503 with Retry-After beyond);
-`freemad.dashboard.starter` starts debates; `freemad.dashboard.answers` holds the error pages,
+`/events` is the stream of changes `freemad.dashboard.live.event_feed` polls, as many at once as
+`freemad.dashboard.live.stream_capacity` allows (429 or 503 with Retry-After beyond);
+`freemad.dashboard.steering.starter` starts debates; `freemad.dashboard.http_errors` holds the error pages,
 refusals and headers.
 """
 
@@ -28,31 +28,18 @@ from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from freemad.dashboard import answers, views
-from freemad.dashboard.agents import AGENT_SLUG, agent_view, agents_table
-from freemad.dashboard.answers import Problem, Warn, names_its_source, reason
-from freemad.dashboard.capacity import Caps, Refusal, Streams
-from freemad.dashboard.config_editor import ConfigEditor
-from freemad.dashboard.deleting import Deleter, transcript_folders
-from freemad.dashboard.eval_views import eval_summary, eval_view
-from freemad.dashboard.evals import (
+from freemad.dashboard import http_errors
+from freemad.dashboard.http_errors import Problem, Warn, names_its_source, reason
+from freemad.dashboard.live.event_feed import READ_ERRORS, Feed, stream
+from freemad.dashboard.live.settings import DashboardSettings
+from freemad.dashboard.live.stream_capacity import Caps, Refusal, Streams
+from freemad.dashboard.reading.eval_folders import (
     EVAL_SLUG,
     EvalFolder,
     EvalReportError,
     eval_sources,
 )
-from freemad.dashboard.feed import READ_ERRORS, Feed, stream
-from freemad.dashboard.render import (
-    render_agent,
-    render_agents,
-    render_eval,
-    render_index,
-    render_run,
-    render_summary,
-    view_of,
-)
-from freemad.dashboard.settings import DashboardSettings
-from freemad.dashboard.sources import (
+from freemad.dashboard.reading.sources import (
     RUN_ID,
     IndexFacts,
     Run,
@@ -65,9 +52,23 @@ from freemad.dashboard.sources import (
     is_transcripts_folder,
     parse_change_id,
 )
-from freemad.dashboard.starter import Starter
-from freemad.dashboard.steering import Steering
-from freemad.dashboard.summaries import summary_view
+from freemad.dashboard.steering.config_editor import ConfigEditor
+from freemad.dashboard.steering.starter import Starter
+from freemad.dashboard.steering.task_steering import Steering
+from freemad.dashboard.steering.transcript_deleting import Deleter, transcript_folders
+from freemad.dashboard.views import run_views
+from freemad.dashboard.views.agent_views import AGENT_SLUG, agent_view, agents_table
+from freemad.dashboard.views.eval_views import eval_summary, eval_view
+from freemad.dashboard.views.html_pages import (
+    render_agent,
+    render_agents,
+    render_eval,
+    render_index,
+    render_run,
+    render_summary,
+    view_of,
+)
+from freemad.dashboard.views.summary_views import summary_view
 from freemad.errors import UsageError
 
 MAX_PROXIES = 10
@@ -168,10 +169,10 @@ def create_app(settings: DashboardSettings) -> Flask:
             board.editor.register(app)
     elif settings.edit_config:
         raise UsageError("editing the configs needs allow_start (and its token)")
-    app.before_request(answers.read_only_unless(starter is not None))
-    app.after_request(answers.security_headers)
-    app.register_error_handler(HTTPException, answers.http_error)
-    app.register_error_handler(Exception, answers.internal_error(say))
+    app.before_request(http_errors.read_only_unless(starter is not None))
+    app.after_request(http_errors.security_headers)
+    app.register_error_handler(HTTPException, http_errors.http_error)
+    app.register_error_handler(Exception, http_errors.internal_error(say))
     return app
 
 
@@ -268,7 +269,7 @@ class _Dashboard:
     def index(self) -> Response:
         entries = self.index_facts.entries(self.runs())
         page = render_index(entries, live=True, controls=self.controls(), evals=self._evals())
-        return answers.html(page)
+        return http_errors.html(page)
 
     def _evals(self) -> list[dict[str, Any]]:
         listed = []
@@ -291,7 +292,7 @@ class _Dashboard:
             raise Problem(503, exc.one_line()) from None
         shown = {run.run_id for run in self.runs()}
         view = eval_view(evaluation.name, report, shown)
-        return answers.html(render_eval(view, slug, live=True))
+        return http_errors.html(render_eval(view, slug, live=True))
 
     def run_page(self, run_id: str) -> Response:
         run = self.find(run_id)
@@ -309,20 +310,20 @@ class _Dashboard:
                 raise _cannot_show(run, exc) from None
             if not live:
                 self.pages.put(key, page)
-        return answers.html(page)
+        return http_errors.html(page)
 
     def agents(self) -> Response:
-        return answers.html(render_agents(self._agents_table(), live=True))
+        return http_errors.html(render_agents(self._agents_table(), live=True))
 
     def summary(self) -> Response:
         summary = summary_view(self.agent_records.of(self.runs()))
-        return answers.html(render_summary(summary, live=True))
+        return http_errors.html(render_summary(summary, live=True))
 
     def agent_page(self, slug: str) -> Response:
         if AGENT_SLUG.fullmatch(slug):
             for row in self._agents_table():
                 if row["slug"] == slug:
-                    return answers.html(render_agent(agent_view(row), live=True))
+                    return http_errors.html(render_agent(agent_view(row), live=True))
         raise Problem(404, f"no agent {slug}")
 
     def _agents_table(self) -> list[dict[str, Any]]:
@@ -413,7 +414,7 @@ class _Dashboard:
             return Response(b"", mimetype="text/event-stream", headers=headers)
         ticket = self.streams.open(request.remote_addr)
         if isinstance(ticket, Refusal):
-            refused = answers.error(ticket.status, ticket.message)
+            refused = http_errors.error(ticket.status, ticket.message)
             refused.headers["Retry-After"] = str(ticket.retry_after)
             refused.headers["Cache-Control"] = "no-store"
             return refused
@@ -450,7 +451,7 @@ def _paging(page: str | None, limit: str | None) -> tuple[int, int | None]:
 
 
 def _task_summary(data: RunData) -> dict[str, Any]:
-    view = views.task_view(data.run_id, data.events, data.times, data.status, ())
+    view = run_views.task_view(data.run_id, data.events, data.times, data.status, ())
     return {k: view[k] for k in ("status", "current_stage", "question")}
 
 

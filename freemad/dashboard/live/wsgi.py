@@ -1,6 +1,6 @@
 """The live dashboard as gunicorn runs it: `app_from_env()` reads the sources and settings from
 FREEMAD_DASHBOARD_* variables (`freemad-dashboard` sets them) and builds the app with
-`freemad.dashboard.server.create_app`.
+`freemad.dashboard.live.server.create_app`.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from pathlib import Path
 
 from flask import Flask
 
-from freemad.dashboard.capacity import STREAMS_DIR, Caps, number, setting
-from freemad.dashboard.evals import eval_folders
-from freemad.dashboard.handover import ALLOW_START, TOKEN
-from freemad.dashboard.server import MAX_PROXIES, create_app, stderr_warn
-from freemad.dashboard.settings import DashboardSettings
-from freemad.dashboard.sources import build_sources
+from freemad.dashboard.live.server import MAX_PROXIES, create_app, stderr_warn
+from freemad.dashboard.live.settings import DashboardSettings
+from freemad.dashboard.live.stream_capacity import STREAMS_DIR, Caps, number, setting
+from freemad.dashboard.live.token_handover import ALLOW_START, TOKEN
+from freemad.dashboard.reading.eval_folders import eval_folders
+from freemad.dashboard.reading.sources import build_sources
 from freemad.errors import UsageError
 
 TRUSTED_PROXIES = "FREEMAD_DASHBOARD_TRUSTED_PROXIES"

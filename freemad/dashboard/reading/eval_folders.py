@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from freemad.dashboard.eval_views import ReportShapeError, check_report
-from freemad.dashboard.records import SourceError, Warn, unique_name
-from freemad.dashboard.sources import Later, Source, SourceKind, TranscriptDir
+from freemad.dashboard.reading.sources import Later, Source, SourceKind, TranscriptDir
+from freemad.dashboard.run_records import SourceError, Warn, unique_name
+from freemad.dashboard.views.eval_views import ReportShapeError, check_report
 
 REPORT = "report.json"
 EVAL_SLUG = re.compile(r"[a-z0-9_-]{1,48}")

@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from freemad.core import task_machine as task_core
-from freemad.dashboard.debate_views import agent_names, error_text
-from freemad.dashboard.records import RunData
-from freemad.dashboard.viewdata import (
+from freemad.dashboard.run_records import RunData
+from freemad.dashboard.views.debate_views import agent_names, error_text
+from freemad.dashboard.views.viewdata import (
     as_list,
     as_map,
     as_number,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from freemad.dashboard.records import (
+from freemad.dashboard.run_records import (
     Artifact,
     Change,
     Events,

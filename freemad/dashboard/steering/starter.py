@@ -1,11 +1,11 @@
 """Starting a debate from the browser: only behind a flag, a token and a CSRF check, and only ever
 with one of the server's own configs (the browser gives the requirement, at most the config's
-rounds, and the config's short name: `freemad.dashboard.configs`; nothing else). The same token
+rounds, and the config's short name: `freemad.dashboard.steering.start_configs`; nothing else). The same token
 and CSRF check guard every POST (`Starter.refused`), and the same processes run a task's or an
-evolve run's agent work (`Starter.launch`, `freemad.dashboard.steering`,
-`freemad.dashboard.evolve_start`, `freemad.dashboard.evolve_steering`).
+evolve run's agent work (`Starter.launch`, `freemad.dashboard.steering.task_steering`,
+`freemad.dashboard.steering.evolve_start`, `freemad.dashboard.steering.evolve_steering`).
 
-Each debate runs in a process of its own (`python -m freemad.dashboard.starter`, watched by a
+Each debate runs in a process of its own (`python -m freemad.dashboard.steering.starter`, watched by a
 thread): its event loop then runs in a main thread, as the runtime expects, and a debate that
 goes wrong cannot take a web worker with it. That process is not given the server's own settings
 (FREEMAD_DASHBOARD_*, the start token above all) nor FREE-MAD's credentials (`debate_environment`),
@@ -31,10 +31,10 @@ from urllib.parse import urlsplit
 
 from flask import Response, jsonify, request
 
-from freemad.dashboard.answers import Problem, Warn, json_error, reason
-from freemad.dashboard.configs import ServerConfigs, config_as_written
-from freemad.dashboard.failed_starts import FailedStarts
-from freemad.dashboard.overrides import checked_overrides, overridden
+from freemad.dashboard.http_errors import Problem, Warn, json_error, reason
+from freemad.dashboard.reading.failed_starts import FailedStarts
+from freemad.dashboard.steering.run_overrides import checked_overrides, overridden
+from freemad.dashboard.steering.start_configs import ServerConfigs, config_as_written
 from freemad.errors import FreemadError
 from freemad.redact import Redactor, redact_secrets
 from freemad.sandbox.process import freemad_secret
@@ -87,7 +87,7 @@ class Starter:
     """`GET /api/csrf` and `POST /api/debates`: a requirement in, a debate of one of the server's
     configs (the first unless the body names another).
 
-    Each debate runs in a process of its own (`python -m freemad.dashboard.starter`, watched by
+    Each debate runs in a process of its own (`python -m freemad.dashboard.steering.starter`, watched by
     a thread): a debate's event loop then runs in a main thread, as the runtime expects (its
     signal handling, and on Python < 3.12 asyncio's child watcher, which in a process that has
     run a debate before is tied to the main thread's loop), and a debate that goes wrong cannot
@@ -181,7 +181,7 @@ class Starter:
     ) -> tuple[Response, int] | None:
         """Run `order` (a debate, or a task's steps: `main` below) in a process of its own,
         watched by a thread; the refusal to send when as many already run as may. The process
-        also gets `pass_fds` (an evolve start's pipe, `freemad.dashboard.evolve_start`), which
+        also gets `pass_fds` (an evolve start's pipe, `freemad.dashboard.steering.evolve_start`), which
         are this method's to close: once the process has ended and a failure is kept, or now
         when it is refused."""
         if not self.slots.acquire(blocking=False):
@@ -207,7 +207,7 @@ class Starter:
         run_id, what = order["run_id"], order["kind"]
         try:
             done = subprocess.run(
-                [sys.executable, "-m", "freemad.dashboard.starter"],
+                [sys.executable, "-m", "freemad.dashboard.steering.starter"],
                 input=json.dumps(order),
                 env=debate_environment(os.environ),
                 capture_output=True,
@@ -253,10 +253,10 @@ class Starter:
 
 def main() -> int:
     """One run started over HTTP, its order as JSON on stdin: a debate (`debate_main`), a
-    task's steps (`freemad.dashboard.steering.task_main`) or an evolve run's
-    (`freemad.dashboard.evolve_steering.evolve_main`). Errors are one line on stderr."""
-    from freemad.dashboard.evolve_steering import evolve_main
-    from freemad.dashboard.steering import task_main
+    task's steps (`freemad.dashboard.steering.task_steering.task_main`) or an evolve run's
+    (`freemad.dashboard.steering.evolve_steering.evolve_main`). Errors are one line on stderr."""
+    from freemad.dashboard.steering.evolve_steering import evolve_main
+    from freemad.dashboard.steering.task_steering import task_main
 
     try:
         order = json.loads(sys.stdin.read())

@@ -1,7 +1,7 @@
 """Evolve runs started from the browser (`--allow-start`): `POST /api/evolve` with a goal, one of
 the server's configs that has an `evolve:` section (by its short name) and per-run overrides
-(`freemad.dashboard.evolve_overrides`), behind the start token and the CSRF check of
-`freemad.dashboard.starter` (`Starter.refused`). Never a path, a command or a config text.
+(`freemad.dashboard.steering.evolve_overrides`), behind the start token and the CSRF check of
+`freemad.dashboard.steering.starter` (`Starter.refused`). Never a path, a command or a config text.
 
 Only a config whose evolve store this dashboard shows is offered, so the run appears among the
 others. The run is `freemad evolve start GOAL --config F` with the overrides, in a process of its
@@ -10,7 +10,7 @@ the run's id, so the process writes it into a pipe as soon as the run is created
 baseline is measured) and the request waits for it, up to `ANNOUNCE_WAIT`: the browser is sent
 to the run's page, or told at once why the run could not begin (a dirty checkout, say). The
 process also keeps the overrides beside the store (`overrides/<run id>.json`), for the steps the
-dashboard carries on after an answer or a resume (`freemad.dashboard.evolve_steering`).
+dashboard carries on after an answer or a resume (`freemad.dashboard.steering.evolve_steering`).
 """
 
 from __future__ import annotations
@@ -25,17 +25,17 @@ from typing import TYPE_CHECKING, Any
 
 from flask import Flask, Response, jsonify
 
-from freemad.dashboard.answers import Problem
-from freemad.dashboard.configs import config_resolved
-from freemad.dashboard.evolve_overrides import checked_evolve_overrides
-from freemad.dashboard.evolve_steering import evolve_runner, evolve_store_of
-from freemad.dashboard.overrides import keep_overrides
-from freemad.dashboard.sources import RUN_ID, Source
+from freemad.dashboard.http_errors import Problem
+from freemad.dashboard.reading.sources import RUN_ID, Source
+from freemad.dashboard.steering.evolve_overrides import checked_evolve_overrides
+from freemad.dashboard.steering.evolve_steering import evolve_runner, evolve_store_of
+from freemad.dashboard.steering.run_overrides import keep_overrides
+from freemad.dashboard.steering.start_configs import config_resolved
 from freemad.errors import FreemadError
 
 if TYPE_CHECKING:
     from freemad.config.models import FreemadConfig
-    from freemad.dashboard.starter import Starter
+    from freemad.dashboard.steering.starter import Starter
 
 MAX_GOAL = 20_000  # characters
 ANNOUNCE_WAIT = 60.0  # seconds a request waits for the run's id (its checks come first)
@@ -69,7 +69,7 @@ class EvolveStarter:
         ]
 
     def start(self) -> tuple[Response, int]:
-        from freemad.dashboard.steering import json_body, text_field
+        from freemad.dashboard.steering.task_steering import json_body, text_field
 
         refused = self.starter.refused()
         if refused is not None:
@@ -157,7 +157,7 @@ def read_announcement(fd: int, timeout: float) -> str | None:
 
 def start_main(order: dict[str, Any]) -> None:
     """An evolve run started from the browser, in a process of its own
-    (`freemad.dashboard.starter.main`): `{"config_path", "goal", "overrides", "announce_fd"}`."""
+    (`freemad.dashboard.steering.starter.main`): `{"config_path", "goal", "overrides", "announce_fd"}`."""
     given: dict[str, Any] = order.get("overrides") or {}
     fd: int | None = order.get("announce_fd")
     with evolve_runner(order["config_path"], run=True, overrides=given) as runner:

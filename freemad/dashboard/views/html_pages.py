@@ -6,7 +6,7 @@ Content-Security-Policy, charts are inline SVG, and links are relative, so a pag
 `file://`, from a Pages sub-path and from the live server alike. Text from agents, issues and
 configs is escaped by autoescaping; the only markup let through is the chart SVG, built with
 the one chart kit `freemad.svg_chart`, whose `xml_text` escapes every text they draw, and
-highlighted code, Pygments' escaped tokens in spans (`freemad.dashboard.fenced`).
+highlighted code, Pygments' escaped tokens in spans (`freemad.dashboard.views.fenced_code`).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from freemad.dashboard import debate_views, views
-from freemad.dashboard.agents import agent_slug
-from freemad.dashboard.fenced import highlighted, parts
-from freemad.dashboard.records import RunData
+from freemad.dashboard.run_records import RunData
+from freemad.dashboard.views import debate_views, run_views
+from freemad.dashboard.views.agent_views import agent_slug
+from freemad.dashboard.views.fenced_code import highlighted, parts
 
 _CSS_CLASS = re.compile(r"[^a-z0-9_-]")
 
@@ -208,10 +208,10 @@ def view_of(data: RunData, commit_url: str | None = None) -> dict[str, Any]:
         return view
     if data.kind == "task":
         artifacts = [(a.name, a.size, a.read()) for a in data.artifacts]
-        return views.task_view(data.run_id, data.events, data.times, data.status, artifacts)
-    wanted = set(views.version_diff_ids(data.events))
+        return run_views.task_view(data.run_id, data.events, data.times, data.status, artifacts)
+    wanted = set(run_views.version_diff_ids(data.events))
     diffs = {a.ident: a.read() for a in data.artifacts if a.ident and a.ident in wanted}
-    return views.evolve_view(data.run_id, data.events, commit_url, diffs)
+    return run_views.evolve_view(data.run_id, data.events, commit_url, diffs)
 
 
 _TEMPLATES = {"debate": ("debate.html.j2", "d"), "task": ("task.html.j2", "t")}
@@ -278,14 +278,14 @@ def render_config_editor(names: Sequence[str]) -> str:
 def render_agents(
     table: Sequence[Mapping[str, Any]], *, live: bool = False, base_url: str | None = None
 ) -> str:
-    """Every agent across the runs (debates, tasks, evolve) (`agents.agents_table`); it lives at `agents.html`."""
+    """Every agent across the runs (debates, tasks, evolve) (`agent_views.agents_table`); it lives at `agents.html`."""
     return _agents_page("agents.html.j2", "agents.html", live, base_url, table=table)
 
 
 def render_agent(
     agent: Mapping[str, Any], *, live: bool = False, base_url: str | None = None
 ) -> str:
-    """One agent's page (`agents.agent_view`); it lives at `agents/<slug>.html`."""
+    """One agent's page (`agent_views.agent_view`); it lives at `agents/<slug>.html`."""
     path = f"agents/{agent['slug']}.html"
     return _agents_page("agent.html.j2", path, live, base_url, a=agent)
 
@@ -298,7 +298,7 @@ def _agents_page(name: str, path: str, live: bool, base_url: str | None, **value
 def render_summary(
     summary: Mapping[str, Any], *, live: bool = False, base_url: str | None = None
 ) -> str:
-    """The transcript summaries (`summaries.summary_view`); they live at `summary.html`."""
+    """The transcript summaries (`summary_views.summary_view`); they live at `summary.html`."""
     return _agents_page("summary.html.j2", "summary.html", live, base_url, s=summary)
 
 

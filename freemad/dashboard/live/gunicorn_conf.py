@@ -4,8 +4,8 @@
 `FREEMAD_DASHBOARD_*` variables the app reads, and the start token in a pipe. Every open page
 holds one of a worker's threads for its event stream, so a worker has many threads
 (FREEMAD_DASHBOARD_THREADS), and the app keeps a quarter of them for everything else
-(`freemad.dashboard.capacity`). The server hooks (`on_starting`, `post_fork`, `pre_exec`,
-`on_exit`) are `freemad.dashboard.handover`'s: the token's way to the workers and the folder
+(`freemad.dashboard.live.stream_capacity`). The server hooks (`on_starting`, `post_fork`, `pre_exec`,
+`on_exit`) are `freemad.dashboard.live.token_handover`'s: the token's way to the workers and the folder
 they count open streams in. gunicorn reads every module-level name that matches one of its
 settings, so keep helpers private.
 """
@@ -14,12 +14,18 @@ from __future__ import annotations
 
 import os as _os
 
-from freemad.dashboard import capacity as _capacity
-from freemad.dashboard.handover import on_exit, on_reload, on_starting, post_fork, pre_exec
+from freemad.dashboard.live import stream_capacity as _capacity
+from freemad.dashboard.live.token_handover import (
+    on_exit,
+    on_reload,
+    on_starting,
+    post_fork,
+    pre_exec,
+)
 from freemad.gunicorn_common import heartbeat_dir as _heartbeat_dir
 from freemad.gunicorn_common import log_level as _log_level
 
-wsgi_app = "freemad.dashboard.environment:app_from_env()"
+wsgi_app = "freemad.dashboard.live.wsgi:app_from_env()"
 bind = [_os.environ.get("FREEMAD_BIND", "127.0.0.1:8001")]
 workers = _capacity.workers(_os.environ)
 worker_class = "gthread"
