@@ -49,7 +49,8 @@ def dispatch_for(delivery: Delivery, *, self_login: str | None = None) -> Dispat
 
     A `freemad:*` label gives `mode` = the label's mode and `issue`; a comment (on an issue, a
     pull request, or a pull request's diff) gives `mode=auto`, `requirement` = the comment's text
-    and `issue`: the job re-reads and routes the command.
+    and `issue`, and a comment on the diff `review-comment` = its id: the job re-reads and routes
+    the command, and answers where it was asked.
     """
     from freemad.core.commands import CommandError, parse_comment
     from freemad.github.events import (
@@ -78,6 +79,8 @@ def dispatch_for(delivery: Delivery, *, self_login: str | None = None) -> Dispat
         thread = event.issue if isinstance(event, IssueCommentEvent) else event.pull_request
         number, user = thread.number, event.comment.user
         inputs = {"mode": "auto", "requirement": event.comment.body}
+        if isinstance(event, PullRequestReviewCommentEvent):  # answered in its review thread
+            inputs["review-comment"] = str(event.comment.id)
     elif routed.route == "start_from_label" and isinstance(event, (IssuesEvent, PullRequestEvent)):
         verb = label_mode(event) or ""
         number = event.issue.number if isinstance(event, IssuesEvent) else event.number
@@ -119,7 +122,7 @@ def dispatch_delivery(
     refused = _refused(journal, plan, tuple(github.allowed_bots), github.self_login)
     if refused is not None:
         return Outcome("ignored", refused[:500])
-    run_url = journal.dispatch_workflow(plan.repo, WORKFLOW, plan.ref, plan.inputs)
+    run_url, review = _dispatch(journal, plan)
     what = f"`/freemad {plan.verb}`" if plan.inputs["mode"] == "auto" else f"`{plan.verb}`"
     if plan.verb == "help" and plan.inputs["mode"] == "auto":
         what = "this command"  # malformed: the job answers with what is wrong
@@ -131,7 +134,10 @@ def dispatch_delivery(
             f"it: look for it among [the {WORKFLOW} runs]({plan.runs_url})."
         )
     try:
-        journal.comment(plan.repo, plan.number, said)
+        if review:  # the command was on the diff: the link goes in its review thread
+            journal.reply_in_review_thread(plan.repo, plan.number, int(review), said)
+        else:
+            journal.comment(plan.repo, plan.number, said)
     except LeaseLost:
         raise
     except FreemadError as exc:  # the run is started; the link is a courtesy
@@ -152,3 +158,28 @@ def _refused(forge: Forge, plan: Dispatch, bots: tuple[str, ...], me: str | None
     if decision.reason:  # once per person and thread, as the router refuses
         refuse_once(forge, plan.repo, plan.number, plan.login, decision.reason, self_login=me)
     return decision.detail or decision.reason or "not allowed"
+
+
+def _dispatch(journal: JournalForge, plan: Dispatch) -> tuple[str | None, str]:
+    """Dispatch the workflow; the run's address (when GitHub says it) and the comment on the
+    diff the command came from ("" for none). A workflow written before `review-comment` existed
+    refuses that input (GitHub's 422, "Unexpected inputs provided"): it is dispatched again
+    without it, and its job answers in the conversation, as it did before."""
+    from freemad.github.forge import ForgeError
+
+    review = plan.inputs.get("review-comment", "")
+    try:
+        return journal.dispatch_workflow(plan.repo, WORKFLOW, plan.ref, plan.inputs), review
+    except ForgeError as exc:
+        if not review or exc.status != 422 or "review-comment" not in str(exc):
+            raise
+    log.warning(
+        "%s on %s does not declare the review-comment input: its job answers %s#%s in the "
+        "conversation (add the input, as docs/bot.md shows, to answer in the review thread)",
+        WORKFLOW,
+        plan.repo,
+        plan.repo,
+        plan.number,
+    )
+    inputs = {k: v for k, v in plan.inputs.items() if k != "review-comment"}
+    return journal.dispatch_workflow(plan.repo, WORKFLOW, plan.ref, inputs), review

@@ -24,7 +24,7 @@ from typing import Any, TextIO
 from freemad.config.models import FreemadConfig
 from freemad.errors import FreemadError, UsageError
 from freemad.github import workflow_io as io
-from freemad.github.forge import Forge, RecordingForge
+from freemad.github.forge import Forge, PullRequestDetails, RecordingForge
 from freemad.github.pages import PagesSite
 from freemad.github.pulls import web_url_of
 from freemad.github.router import Router
@@ -135,25 +135,33 @@ def _handle(router: Router, event_name: str, payload: bytes, inputs: Inputs) -> 
         requirement = dispatched.get("requirement") or inputs.requirement
         issue = str(dispatched.get("issue") or "").strip()
         if issue:
-            return router.handle("issue_comment", _dispatched_comment(router, data, issue))
+            return router.handle(*_dispatched_comment(router, data, issue))
         if mode in ("auto", "debate") and requirement:
             return router.debate_on(requirement, inputs.rounds)
         return Outcome("ignored", "workflow_dispatch needs a requirement to debate, or an issue")
     return router.handle(event_name, payload)
 
 
-def _dispatched_comment(router: Router, data: dict[str, Any], issue: str) -> dict[str, Any]:
-    """A dispatch from the webhook bot (FREEMAD_EXECUTOR=actions) as the comment it stands for.
+def _dispatched_comment(
+    router: Router, data: dict[str, Any], issue: str
+) -> tuple[str, dict[str, Any]]:
+    """A dispatch from the webhook bot (FREEMAD_EXECUTOR=actions) as the comment it stands for:
+    the event's name and payload.
 
-    The inputs name the issue, the person who asked (`sender`), the mode and the command text;
-    the job reads the issue back and routes a comment by that person, so the permission check
-    and everything after it are the same as for a comment the job received itself.
+    The inputs name the issue, the person who asked (`sender`), the mode and the command text,
+    and for a command on a pull request's diff that comment (`review-comment`); the job reads
+    the issue back and routes a comment by that person, so the permission check and everything
+    after it (the answer in a review thread included) are the same as for a comment the job
+    received itself.
     """
     inputs = data.get("inputs") or {}
     repository = data.get("repository") or {}
     repo = str(repository.get("full_name", ""))
     if not issue.isdigit() or not repo:
         raise UsageError(f"workflow_dispatch input issue is {issue!r}; expected an issue number")
+    review = str(inputs.get("review-comment") or "").strip()
+    if review and not review.isdigit():
+        raise UsageError(f"workflow_dispatch input review-comment is {review!r}; expected an id")
     found = router.forge.issue(repo, int(issue))
     mode = str(inputs.get("mode") or "auto")
     text = str(inputs.get("requirement") or "")
@@ -162,6 +170,28 @@ def _dispatched_comment(router: Router, data: dict[str, Any], issue: str) -> dic
     if not sender:
         raise UsageError("workflow_dispatch from the bot needs the sender input (who asked)")
     person = {"login": sender, "id": 0, "type": "User"}
+    comment = {"id": int(review or 0), "body": body, "user": person, "html_url": found.html_url}
+    if review and found.is_pull_request:
+        pull = router.forge.pull_request(repo, found.number)
+        return "pull_request_review_comment", {
+            "action": "created",
+            "comment": comment,
+            "pull_request": {
+                "number": found.number,
+                "title": found.title,
+                "body": found.body,
+                "head": {
+                    "ref": pull.head_ref,
+                    "sha": pull.head_sha,
+                    "repo": _head(pull, repository),
+                },
+                "base": {"ref": pull.base_ref, "sha": ""},
+                "html_url": found.html_url,
+                "state": pull.state,
+            },
+            "repository": repository,
+            "sender": person,
+        }
     issue_data: dict[str, Any] = {
         "number": found.number,
         "title": found.title,
@@ -173,12 +203,32 @@ def _dispatched_comment(router: Router, data: dict[str, Any], issue: str) -> dic
     }
     if found.is_pull_request:
         issue_data["pull_request"] = {"url": found.html_url, "html_url": found.html_url}
-    return {
+    return "issue_comment", {
         "action": "created",
         "issue": issue_data,
-        "comment": {"id": 0, "body": body, "user": person, "html_url": found.html_url},
+        "comment": comment,
         "repository": repository,
         "sender": person,
+    }
+
+
+def _head(pull: PullRequestDetails, repository: dict[str, Any]) -> dict[str, Any] | None:
+    """The repository a pull request's head is in, as a payload names it: this one, a fork (only
+    its name is read), or None when the fork was deleted."""
+    if pull.head_repo == repository.get("full_name"):
+        return repository
+    if not pull.head_repo:
+        return None
+    name = pull.head_repo.rpartition("/")[2]
+    web = str(repository.get("html_url", "")).rsplit("/", 2)[0] or "https://github.com"
+    return {
+        "id": 0,
+        "name": name,
+        "full_name": pull.head_repo,
+        "default_branch": pull.head_ref,
+        "private": False,
+        "html_url": f"{web}/{pull.head_repo}",
+        "clone_url": f"{web}/{pull.head_repo}.git",
     }
 
 

@@ -255,8 +255,21 @@ class StandIn(CommentEndpoints, ReviewEndpoints, ConversationEndpoints):
         return (repo, number) in self.issues or (repo, number) in self.pulls
 
     def _issue(self, method: str, repo: str, number: str, body: Any, query: Query) -> Reply:
+        """GET .../issues/N; a pull request's, as GitHub lists it, carries `pull_request`."""
         issue = self.issues.get((repo, int(number)))
-        return NOT_FOUND if issue is None else (200, public(issue))
+        if issue is None:
+            return NOT_FOUND
+        found = public(issue)
+        if (repo, int(number)) in self.pulls:
+            web = f"{self.origin}/{repo}/pull/{number}"
+            found["pull_request"] = {
+                "url": self.api_url(f"/repos/{repo}/pulls/{number}"),
+                "html_url": web,
+                "diff_url": f"{web}.diff",
+                "patch_url": f"{web}.patch",
+                "merged_at": None,
+            }
+        return 200, found
 
     def _react(self, method: str, repo: str, cid: str, body: Any, query: Query) -> Reply:
         """A reaction on an issue comment (kept in `reactions`, with its comment's address)."""

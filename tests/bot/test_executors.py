@@ -80,9 +80,12 @@ def test_a_review_comment_is_dispatched_for_its_pull_request(env: Env, actions: 
         "requirement": "/freemad plan Cache",
         "issue": "9",
         "sender": "alice",
+        "review-comment": "2002",  # the job answers in this comment's review thread
     }
-    (comment,) = env.forge.calls_to("comment")
-    assert comment.args["number"] == 9 and "`/freemad plan`" in comment.args["body"]
+    assert env.forge.calls_to("comment") == []  # not in the conversation: in the thread
+    (reply,) = env.forge.calls_to("reply_in_review_thread")
+    assert (reply.args["number"], reply.args["comment_id"]) == (9, 2002)
+    assert "`/freemad plan`" in reply.args["body"]
 
 
 def test_a_command_is_dispatched_as_its_text(env: Env, actions: Actions) -> None:
@@ -188,6 +191,44 @@ def test_the_bot_acknowledges_with_the_run_github_started(env: Env, prefix: str)
                 f"FREE-MAD started `debate` on GitHub Actions: follow it in [its run]({run_page})."
             )
         assert env.deliveries.status("d-label") == "done"
+
+
+def test_a_workflow_without_the_review_comment_input_is_dispatched_without_it(env: Env) -> None:
+    """A repository's freemad.yml written before `review-comment` existed: GitHub refuses the
+    input (422, "Unexpected inputs provided"); the bot dispatches again without it, and still
+    links the run in the command's review thread."""
+    from freemad.bot.executors import WORKFLOW
+    from freemad.github.pygithub_forge import PyGithubForge
+    from freemad.github.standin import StandIn
+
+    token = "ghs_ActionsExecutorToken000000000000000"
+    workflow = Path(__file__).resolve().parents[2] / ".github" / "workflows" / WORKFLOW
+    older = workflow.read_text().replace(
+        "      review-comment:\n", "      review-comment-not-yet:\n"
+    )
+    assert older != workflow.read_text()
+    payload = review_comment("/freemad debate Which cache?")
+    with StandIn(token=token, permissions={"alice": "write"}) as api:
+        api.add_workflow(REPO, WORKFLOW, older)
+        api.seed(payload)
+        job = Job(
+            env.settings,
+            deliveries=env.deliveries,
+            claims=env.claims,
+            run=dispatch_delivery,
+            forge_factory=lambda s, i: PyGithubForge(token, base_url=api.base_url, throttle=False),
+        )
+        asked = delivery("d-old", "pull_request_review_comment", payload)
+        env.deliveries.record(asked)
+        assert job.handle(asked.delivery_id) == "done"
+
+        tried = [c for c in api.calls if c.path.endswith(f"/{WORKFLOW}/dispatches")]
+        assert [c.status for c in tried] == [422, 200]
+        assert "review-comment" in tried[0].body["inputs"]
+        [dispatch] = api.dispatches
+        assert "review-comment" not in dispatch["inputs"]
+        [reply] = api.calls_to("POST", f"/repos/{REPO}/pulls/9/comments/2002/replies")
+        assert reply.body["body"].startswith("FREE-MAD started `/freemad debate`")
 
 
 def test_a_stranger_is_refused_once_per_issue_by_the_bot(env: Env, actions: Actions) -> None:

@@ -289,6 +289,61 @@ def test_a_dispatch_from_the_webhook_bot_runs_for_the_person_who_asked(
     assert checked == [f"/repos/{REPO}/collaborators/alice/permission"]  # alice, not the App
 
 
+def test_a_dispatch_for_a_command_on_the_diff_is_answered_in_its_review_thread(
+    tmp_path: Path, origin: Path, api: StandIn
+) -> None:
+    """The bot on GitHub Actions names the comment on the diff (`review-comment`): the job
+    answers in that review thread, as it would had it received the comment itself."""
+    workspace = job(tmp_path, origin, "job1")
+    api.add_pull(REPO, 9, head_ref="feature", head_sha="c" * 40, base_ref="main", head_repo=REPO)
+    api.add_issue(REPO, 9, "Pick a cache eviction policy", "LRU or LFU?")
+    api.add_review_comment(REPO, 9, "/freemad debate rounds=0 Use LRU?", 2002)
+    event = {
+        "inputs": {
+            "mode": "auto",
+            "requirement": "/freemad debate rounds=0 Use LRU?",
+            "issue": "9",
+            "sender": "alice",
+            "review-comment": "2002",
+        },
+        "repository": repository(),
+        "sender": user("freemad-app[bot]", "Bot"),
+    }
+    done, outputs, _ = run_job(
+        workspace, api, "workflow_dispatch", event, write_config(workspace, "debate")
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert outputs["status"] == "completed" and "Use LRU?" in outputs["final-answer"]
+    [reply] = api.calls_to("POST", f"/repos/{REPO}/pulls/9/comments/2002/replies")
+    assert reply.status == 201
+    assert api.calls_to("POST", f"/repos/{REPO}/issues/9/comments") == []
+    assert "**Winner:**" in api.review_comments[reply.reply["id"]]["body"]
+
+
+def test_a_dispatch_with_a_review_comment_that_is_no_id_is_refused(
+    tmp_path: Path, origin: Path, api: StandIn
+) -> None:
+    workspace = job(tmp_path, origin, "job1")
+    api.add_issue(REPO, 7, "Pick a cache eviction policy", "LRU or LFU?")
+    event = {
+        "inputs": {
+            "mode": "auto",
+            "requirement": "/freemad debate",
+            "issue": "7",
+            "sender": "alice",
+            "review-comment": "2002; rm -rf /",
+        },
+        "repository": repository(),
+        "sender": user("freemad-app[bot]", "Bot"),
+    }
+    done, _, _ = run_job(
+        workspace, api, "workflow_dispatch", event, write_config(workspace, "debate")
+    )
+    assert done.returncode != 0
+    assert "review-comment is '2002; rm -rf /'; expected an id" in done.stdout + done.stderr
+    assert [c for c in api.calls if c.method == "POST"] == []
+
+
 def test_a_dispatch_for_someone_without_write_access_runs_nothing(
     tmp_path: Path, origin: Path, api: StandIn
 ) -> None:

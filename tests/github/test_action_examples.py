@@ -148,14 +148,21 @@ def test_the_scheduled_example_debates_a_requirement_on_a_schedule() -> None:
 def test_the_bot_example_declares_every_input_the_bot_dispatches() -> None:
     from freemad.bot.executors import Dispatch, dispatch_for
     from freemad.bot.ports import Delivery
-    from tests.github.payloads import labeled_issue
+    from tests.github.payloads import issue_comment, labeled_issue, review_comment
 
-    body = json.dumps(labeled_issue("freemad:debate")).encode()
-    delivery = Delivery("d-1", "issues", "labeled", 1, "octo-org/octo-repo", body)
-    dispatch = dispatch_for(delivery)
-    assert isinstance(dispatch, Dispatch), dispatch
+    sent: set[str] = set()
+    for event, action, payload in (
+        ("issues", "labeled", labeled_issue("freemad:debate")),
+        ("issue_comment", "created", issue_comment("/freemad debate")),
+        ("pull_request_review_comment", "created", review_comment("/freemad debate")),
+    ):
+        body = json.dumps(payload).encode()
+        delivery = Delivery("d-1", event, action, 1, "octo-org/octo-repo", body)
+        dispatch = dispatch_for(delivery)
+        assert isinstance(dispatch, Dispatch), dispatch
+        sent |= set(dispatch.inputs)
     declared = example("bot-dispatch.yml")["on"]["workflow_dispatch"]["inputs"]
-    assert set(declared) == set(dispatch.inputs)
+    assert set(declared) == sent
     assert all(spec["type"] == "string" for spec in declared.values())
 
 
