@@ -10,10 +10,11 @@ waiting for the process to end, started no replacement: with one worker, every d
 behind it. This worker ends its process as soon as its last connection is closed. Everything a
 202 promised is committed by then, and the log handlers are flushed first.
 
-Stopped by a signal (SIGTERM: the whole server stops, or a reload replaces this worker), it
-first takes every connection the kernel has already queued on the listening sockets, and then
-lets go of its copies of them: once every process has, a new connection is refused instead of
-queued and then reset with the request it carries (tests/bot/test_recycling.py).
+When a signal stops it (SIGTERM stops the whole server; a reload replaces this worker), it first
+accepts every connection the kernel has already queued on the listening sockets. Then it closes
+its copies of those sockets. Once every process has closed them, a new connection is refused at
+once; before this, it was queued and then reset, and the request it carried was lost
+(tests/bot/test_recycling.py).
 
 gunicorn writes a response's header block and its body in two sends; `_OneSend` joins them.
 """

@@ -148,11 +148,11 @@ def _dispatched_comment(
     """A dispatch from the webhook bot (FREEMAD_EXECUTOR=actions) as the comment it stands for:
     the event's name and payload.
 
-    The inputs name the issue, the person who asked (`sender`), the mode and the command text,
-    and for a command on a pull request's diff that comment (`review-comment`); the job reads
-    the issue back and routes a comment by that person, so the permission check and everything
-    after it (the answer in a review thread included) are the same as for a comment the job
-    received itself.
+    The inputs name the issue, the person who asked (`sender`), the mode and the command text.
+    For a command on a pull request's diff they also name that comment (`review-comment`). The
+    job reads the issue back and routes a comment by that person. So the permission check, and
+    everything after it, are the same as for a comment the job received itself; that includes
+    the answer in the review thread.
     """
     inputs = data.get("inputs") or {}
     repository = data.get("repository") or {}

@@ -1,7 +1,9 @@
-"""The config editor of the live dashboard (`freemad-dashboard --allow-start --edit-config`): the
-YAML of each of the server's config files, checked by the config's own models with each problem
-at its line, a diff before saving, a save that replaces the file at once after keeping what it
-held, and a rollback to any of the last 10 versions (`freemad.dashboard.steering.config_history`).
+"""The config editor of the live dashboard (`freemad-dashboard --allow-start --edit-config`).
+
+It shows the YAML of each of the server's config files. An edit is checked by the config's own
+models, with each problem shown at its line, and its diff is shown before it is saved. A save
+keeps the text it replaces, then replaces the file in one step. Any of the last 10 versions can
+be rolled back to (`freemad.dashboard.steering.config_history`).
 
 Every request but the page is a POST behind the checks every POST of the dashboard passes
 (`Starter.refused`: same origin, the start token, the CSRF token), so another site can neither

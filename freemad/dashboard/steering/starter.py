@@ -87,11 +87,11 @@ class Starter:
     """`GET /api/csrf` and `POST /api/debates`: a requirement in, a debate of one of the server's
     configs (the first unless the body names another).
 
-    Each debate runs in a process of its own (`python -m freemad.dashboard.steering.starter`, watched by
-    a thread): a debate's event loop then runs in a main thread, as the runtime expects (its
-    signal handling, and on Python < 3.12 asyncio's child watcher, which in a process that has
-    run a debate before is tied to the main thread's loop), and a debate that goes wrong cannot
-    take a web worker with it.
+    Each debate runs in a process of its own (`python -m freemad.dashboard.steering.starter`),
+    watched by a thread. Two reasons. The runtime expects its event loop in a main thread: its
+    signal handling needs one, and on Python < 3.12 so does asyncio's child watcher, which is
+    tied to the main thread's loop once a process has run a debate. And a debate that goes wrong
+    cannot take a web worker down with it.
     """
 
     def __init__(

@@ -1,14 +1,16 @@
 """Tasks started and steered from the browser: only with `--allow-start`, and every POST behind
 the start token and the CSRF check of `freemad.dashboard.steering.starter` (`Starter.refused`).
 
-The browser names a verb and gives text, never a command, a path or a config (at most one of the
-server's configs by its short name, `freemad.dashboard.steering.start_configs`): a task runs with that config, in
-its task store if the dashboard reads it, in the folder the server was started in (a code task on
-a branch of its own, and only when that folder is in a git repository). Steps that call no agent
-(an answer recorded, a stage approved or rejected, a pause) are appended here, so a refusal is an
-answer (409 with the runner's one line); the agent work that follows (a task started, carried on
-after an answer, resumed) runs in a process of its own (`Starter.launch`), which the start token
-and FREE-MAD's credentials do not reach. Evolve runs are started and steered the same way
+The browser names a verb and gives text. It never gives a command, a path or a config; at most it
+names one of the server's configs by its short name (`freemad.dashboard.steering.start_configs`).
+A task runs with that config, in its task store if the dashboard reads it, and in the folder the
+server was started in. A code task works on a branch of its own, and only when that folder is in
+a git repository.
+
+Steps that call no agent (an answer recorded, a stage approved or rejected, a pause) are
+appended here, in the request, so a refusal is the answer (409 with the runner's one line). The
+agent work that follows (a task started, carried on after an answer, resumed) runs in a process
+of its own (`Starter.launch`), which neither the start token nor FREE-MAD's credentials reach. Evolve runs are started and steered the same way
 (`freemad.dashboard.steering.evolve_start`, `freemad.dashboard.steering.evolve_steering`).
 """
 

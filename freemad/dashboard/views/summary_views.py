@@ -1,11 +1,13 @@
 """Transcript summaries: per agent across runs and per config, with charts, as view data for
 `summary.html` (the live dashboard and the static site). Pure: no I/O.
 
-Everything is added up from the runs' records (`freemad.dashboard.views.agent_views.run_record`): per agent,
-the debates it took part in and won, its critique turns that kept its answer or revised it, its
-time and tokens per call and its failures by kind (of every kind of run); per config (a debate's
-`config_digest`, the config it ran with, overrides included), its debates, how they ended, their
-calls, time, tokens and failures, and which agents won them. The charts are the evaluation page's
+Everything is added up from the runs' records (`freemad.dashboard.views.agent_views.run_record`).
+
+- Per agent: the debates it took part in and won, its critique turns that kept its answer or
+  revised it, its time and tokens per call, and its failures by kind (in every kind of run).
+- Per config (a debate's `config_digest`: the config it ran with, overrides included): its
+  debates, how they ended, their calls, time, tokens and failures, and which agents won them.
+ The charts are the evaluation page's
 rate chart (`eval_views.eval_chart_svg`): a share with its 95% Wilson interval.
 """
 
