@@ -86,7 +86,8 @@ def test_a_debate_on_a_pull_request_keeps_one_comment_and_a_check_run(
 def test_without_checks_write_the_debate_goes_on_without_a_check_run(
     api: StandIn, store: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A caller of the reusable workflow (or an App) that does not grant `checks: write`."""
+    """A token without `checks: write`: a fork's pull request, or an App installed before it
+    asked for Checks."""
     api.checks_writable = False
     payload = issue_comment("/freemad debate Which policy?", on_pull_request=True)
     payload["issue"]["number"] = 9

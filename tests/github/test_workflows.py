@@ -201,6 +201,7 @@ def test_the_freemad_workflow_is_reusable_and_triggered_directly() -> None:
         "issues": "write",
         "pull-requests": "write",
         "pages": "read",
+        "checks": "write",  # a debate's or review's progress as a check run on a pull request
     }
     assert "/freemad" in job["if"]
     assert "github.event_name == 'pull_request_review_comment'" in job["if"]
