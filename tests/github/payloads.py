@@ -21,6 +21,15 @@ SCHEMAS = WEBHOOKS / "schemas"
 NO_FIXTURES = f"GitHub's webhook examples are absent (expected at {WEBHOOKS})"
 
 REPO = "octo-org/octo-repo"
+# A pull request's whole diff, one line added: for reviews a test posts on it.
+ONE_LINE_DIFF = """\
+diff --git a/app.py b/app.py
+--- a/app.py
++++ b/app.py
+@@ -1,1 +1,2 @@
+ print("hi")
++print("there")
+"""
 
 
 def example_files() -> list[Path]:

@@ -14,18 +14,11 @@ from hypothesis import strategies as st
 from freemad.github.body_limit import MAX_BODY, fit_body, size
 from freemad.github.pygithub_forge import PyGithubForge
 from freemad.github.standin import StandIn
+from tests.github.payloads import ONE_LINE_DIFF as DIFF
 
 TOKEN = "ghp_BodyLimitTestToken0123456789abcdefWXYZ"
 REPO = "octo/widgets"
 R = f"/repos/{REPO}"
-DIFF = """\
-diff --git a/app.py b/app.py
---- a/app.py
-+++ b/app.py
-@@ -1,1 +1,2 @@
- print("hi")
-+print("there")
-"""
 
 
 @pytest.fixture
