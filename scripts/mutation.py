@@ -233,8 +233,14 @@ def collect(modules: list[str]) -> dict[str, ModuleResult]:
 
 
 def _refresh_unmutated_copies() -> None:
-    """mutmut copies the rest of freemad/ into mutants/ once and never again; drop those copies so
-    that the tests meet today's code beside the mutated core."""
+    """mutmut copies the rest of freemad/ and the tests into mutants/ once and never again; drop
+    those copies so that today's tests meet today's code beside the mutated core. A mutated copy
+    of a core module that is gone (moved or renamed) goes too: a stale copy beside the new one
+    would be imported by a stale test, and the run would fail to collect; and mutmut's record of
+    which tests reach which function goes with it."""
+    tests = ROOT / "mutants" / "tests"
+    if tests.is_dir():
+        shutil.rmtree(tests)
     copy = ROOT / "mutants" / "freemad"
     if not copy.is_dir():
         return
@@ -245,6 +251,17 @@ def _refresh_unmutated_copies() -> None:
             shutil.rmtree(entry)
         else:
             entry.unlink()
+    stale = [
+        mutated
+        for mutated in (copy / "core").rglob("*.py")
+        if not (ROOT / "freemad" / mutated.relative_to(copy)).exists()
+    ]
+    for mutated in stale:
+        mutated.unlink()
+    if stale:
+        # mutmut's record of which tests reach which function names the functions by module:
+        # after a move it says "no tests" for every function of the new module.
+        (ROOT / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
 
 
 def main() -> int:
