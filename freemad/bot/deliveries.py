@@ -77,6 +77,16 @@ ON CONFLICT (delivery_id) DO UPDATE SET
 WHERE deliveries.status = 'failed' AND deliveries.attempts = 0
 """
 
+# Whether _RECORD would change nothing: the id is kept (and not taken back), or the body is
+# kept under another id.
+_KNOWN = """
+SELECT 1 FROM deliveries
+WHERE delivery_id = ? AND NOT (status = 'failed' AND attempts = 0)
+UNION ALL
+SELECT 1 FROM deliveries WHERE body_sha256 = ? AND delivery_id != ?
+LIMIT 1
+"""
+
 # What a worker may still have to run: the rule of `unfinished` (and of the Redis scripts).
 _UNFINISHED = """
 SELECT delivery_id, event, action, installation_id, repo, received_at, updated_at, status,
@@ -133,7 +143,7 @@ class DeliveryLog:
         status: str = "queued",
     ) -> list[bool]:
         """`record` for each (delivery, job) in `entries`, all in one transaction: whether each
-        is new. One commit for several acknowledgements (the web edge's group commit): every
+        is new. One commit for several acknowledgements (the web edge's spool): every
         one of them is on disk when this returns, or none is and it raises."""
         check_status(status)
         now = time.time()
@@ -180,6 +190,15 @@ class DeliveryLog:
         if job is not None:
             db.execute(*job)
         return True
+
+    def known(self, delivery: Delivery) -> bool:
+        """Whether `record` would find `delivery` a duplicate now: its id recorded (and not
+        failed before any attempt), or its body recorded under another id. A read only: the web
+        edge answers a redelivery before appending it to its spool (spool.py)."""
+        row = self._one(
+            _KNOWN, (delivery.delivery_id, body_digest(delivery.body), delivery.delivery_id)
+        )
+        return row is not None
 
     def get(self, delivery_id: str) -> Delivery | None:
         row = self._one(

@@ -1,8 +1,8 @@
 """Where the web edge hands accepted deliveries: the durable queue, worked by `freemad bot worker`.
 
-The web edge records a delivery and enqueues it on huey (SQLite or Redis), and answers; nothing
-here waits on GitHub. With `FREEMAD_EXECUTOR=local` a job runs the delivery through the router
-(`job.run_delivery`); with `actions` (`ActionsExecutor`) the bot stays free of agents: a job
+The web edge keeps a delivery and its job on huey's queue (SQLite, by its spool; or Redis) and
+answers; nothing here waits on GitHub. With `FREEMAD_EXECUTOR=local` a job runs the delivery
+through the router (`job.run_delivery`); with `actions` (`ActionsExecutor`) the bot stays free of agents: a job
 checks who asked and dispatches the repository's FREE-MAD workflow (`dispatch.dispatch_delivery`).
 """
 

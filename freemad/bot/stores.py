@@ -45,7 +45,7 @@ class JobRecorder:
     """Deliveries and their jobs into the delivery log's file, in one transaction per call.
 
     `entry` builds a delivery's job row (huey's pickle of the message) outside any lock; `write`
-    commits a batch of entries at once (the web edge's group commit) and says which are new.
+    commits a batch of entries at once (the web edge's spool) and says which are new.
     """
 
     def __init__(self, log: DeliveryLog, job_row: Callable[[Delivery], Any]) -> None:
@@ -66,7 +66,7 @@ class JobRecorder:
 def recorder_with_job(executor: Executor, deliveries: DeliveryStore) -> JobRecorder | None:
     """How the web edge records deliveries and enqueues their jobs in one transaction, when the
     executor's queue is a table of the delivery log's own SQLite file (the local executor
-    without Redis): one commit for one acknowledgement or several (group_commit.py), and never
+    without Redis): one commit for one acknowledgement or several (spool.py), and never
     a delivery recorded without its job. None otherwise: the log records, then the executor
     submits."""
     queue_file = getattr(executor, "queue_file", None)

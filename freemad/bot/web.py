@@ -15,16 +15,18 @@ import logging
 import os
 import re
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from freemad.bot.group_commit import GateUnavailable, GroupCommit, WriteGate
 from freemad.bot.json_logs import configure_json_logging, scrub_secrets
 from freemad.bot.ports import Delivery, DeliveryLogUnavailable, DeliveryStore, Executor
 from freemad.bot.settings import BotSettings
+from freemad.bot.spool import Spool, SpoolUnavailable
+from freemad.bot.write_gate import GateUnavailable, WriteGate
 
 log = logging.getLogger("freemad.bot.web")
 
@@ -50,6 +52,7 @@ def create_app(
     # Werkzeug refuses (413) to read more than this, whatever Content-Length claims.
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body
     app.extensions["freemad.deliveries"] = edge.deliveries
+    app.extensions["freemad.spool"] = edge.spool
     scrub_secrets(log, settings)
     app.add_url_rule("/webhook", view_func=edge.webhook, methods=["POST"])
     app.add_url_rule("/healthz", view_func=edge.healthz, methods=["GET"])
@@ -76,10 +79,31 @@ class _Edge:
         self.deliveries = deliveries
         from freemad.bot.stores import recorder_with_job
 
-        # The delivery and its job in one commit, when the queue is a table of the log's file;
-        # with those of this process's other threads waiting meanwhile (group_commit.py).
+        # When the queue is a table of the log's file: a delivery is appended to this process's
+        # spool before its 202, and committed with its job, in batches, by the spool's thread.
         self.recorder = recorder_with_job(executor, deliveries)
-        self.group = None if self.recorder is None else GroupCommit(self.gate, self.recorder.write)
+        self.spool = (
+            None
+            if self.recorder is None
+            else Spool(Path(settings.state_dir) / "spool", self._commit)
+        )
+
+    def _commit(self, deliveries: Sequence[Delivery]) -> None:
+        """The spool's sink: the deliveries and their jobs in one transaction, under the gate."""
+        assert self.recorder is not None
+        entries = [self.recorder.entry(delivery) for delivery in deliveries]
+        with self.gate.held():
+            answers = self.recorder.write(entries)
+        for delivery, new in zip(deliveries, answers, strict=True):
+            if not new:
+                log.info(
+                    "duplicate delivery",
+                    extra={
+                        "delivery_id": delivery.delivery_id,
+                        "event": delivery.event,
+                        "status": "duplicate",
+                    },
+                )
 
     def webhook(self) -> tuple[Response, int]:
         length = request.content_length
@@ -123,10 +147,22 @@ class _Edge:
         # queue there too) has no local writers to line up. An executor that does not say its
         # submit is quick is taken to be slow. Both of ours only enqueue.
         local = getattr(self.executor, "quick_submit", False) and self.deliveries.local_file
+        if self.spool is not None and self.recorder is not None:
+            try:
+                # A redelivery of what is committed is answered now; one that races its
+                # original through the spool is dropped when the two are committed.
+                known = self.recorder.log.known(delivery)
+            except DeliveryLogUnavailable:
+                known = False  # the spool keeps it all the same, and its commit will tell
+            if known:
+                return self._answer(delivery, where, False, submitted=True)
+            try:
+                self.spool.append(delivery)
+            except SpoolUnavailable as exc:
+                log.error("cannot keep the delivery: %s", exc, extra={**where, "status": 503})
+                return _error(503, "the delivery log is unavailable; redeliver later", delivery_id)
+            return self._answer(delivery, where, True, submitted=True)
         try:
-            if self.group is not None and self.recorder is not None:
-                is_new = self.group.submit(self.recorder.entry(delivery))
-                return self._answer(delivery, where, is_new, submitted=True)
             with self.gate.held() if local else contextlib.nullcontext():
                 is_new = self.deliveries.record(delivery, status="queued")
                 return self._answer(delivery, where, is_new, submitted=False)
@@ -211,7 +247,16 @@ def app_from_env() -> Flask:
     # SQLite's checkpoints run on a thread of their own, not inside an acknowledgement.
     executor = executor_from(settings, background_checkpoint=True)
     deliveries = delivery_log(settings, background_checkpoint=True)
-    return create_app(settings, executor=executor, deliveries=deliveries)
+    app = create_app(settings, executor=executor, deliveries=deliveries)
+    spool = app.extensions["freemad.spool"]
+    if spool is not None:
+        # This worker's file and thread now: what a worker killed earlier left is committed
+        # without waiting for the next delivery.
+        try:
+            spool.start()
+        except SpoolUnavailable as exc:  # each delivery is refused with a 503 until it can
+            log.error("cannot open the acknowledgement spool: %s", exc)
+    return app
 
 
 def verify_signature(secret: bytes, body: bytes, header: str | None) -> bool:

@@ -73,7 +73,8 @@ def test_the_delivery_is_answered_while_github_holds_every_request(
 ) -> None:
     assert bot.post("issues", labeled_issue("freemad:debate"), "d-held") == 202
     assert not github.arrived.is_set() and github.calls == []  # no request reached GitHub
-    assert bot.deliveries.status("d-held") == "queued"
+    # Committed from the web worker's spool a moment after its 202 (spool.py).
+    bot.wait_for(lambda: bot.deliveries.status("d-held") == "queued", 30, "the commit")
 
     first = bot.start_worker()
     bot.wait_for(github.arrived.is_set, 60, "the worker's first request to GitHub")

@@ -1,7 +1,9 @@
 """The web edge records a delivery and queues its job in one SQLite transaction (the local
-executor's queue is a table of the delivery log's file): huey's own consumer runs a job written
-that way, a job that cannot be written takes its delivery with it, duplicates queue nothing, and
-jobs an older version left in `queue.db` are found again by the recovery sweep."""
+executor's queue is a table of the delivery log's file), from its spool a moment after the 202:
+huey's own consumer runs a job written that way, a job that cannot be written takes its delivery
+with it and both are committed once it can, duplicates queue nothing, a spool that cannot be
+written is a 503, and jobs an older version left in `queue.db` are found again by the recovery
+sweep."""
 
 from __future__ import annotations
 
@@ -21,7 +23,9 @@ from huey.storage import SqliteStorage  # type: ignore[import-untyped]
 from freemad.bot.deliveries import DeliveryLog
 from freemad.bot.executors import LocalExecutor
 from freemad.bot.job import Job
+from freemad.bot.ports import DeliveryLogUnavailable
 from freemad.bot.queue import QUEUE_NAME, enqueue, recover_stale, register, waiting
+from freemad.bot.spool import Spool
 from freemad.bot.stores import recorder_with_job
 from freemad.bot.web import create_app
 from tests.bot.conftest import Env, Scripted, settings_for
@@ -34,16 +38,26 @@ def client_for(env: Env) -> FlaskClient:
     ).test_client()
 
 
-def post(client: FlaskClient, delivery_id: str, payload: dict[str, Any]) -> tuple[int, Any]:
-    body = json.dumps(payload).encode()
+def commit(client: FlaskClient) -> None:
+    """What the spool's thread does a moment after each 202, now, in this thread (spool.py)."""
+    spool = client.application.extensions["freemad.spool"]
+    assert isinstance(spool, Spool)
+    spool.drain()
+
+
+def signed_headers(body: bytes, delivery_id: str) -> dict[str, str]:
     secret = b"hook-secret"  # conftest.settings_for's
-    headers = {
+    return {
         "Content-Type": "application/json",
         "X-GitHub-Event": "issues",
         "X-GitHub-Delivery": delivery_id,
         "X-Hub-Signature-256": "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest(),
     }
-    response = client.post("/webhook", data=body, headers=headers)
+
+
+def post(client: FlaskClient, delivery_id: str, payload: dict[str, Any]) -> tuple[int, Any]:
+    body = json.dumps(payload).encode()
+    response = client.post("/webhook", data=body, headers=signed_headers(body, delivery_id))
     return response.status_code, response.get_json()
 
 
@@ -64,9 +78,20 @@ def test_a_delivery_and_its_job_are_one_commit_and_hueys_consumer_runs_it(
 
     monkeypatch.setattr(env.huey.storage, "enqueue", no_second_write)
     statements: list[str] = []
-    env.deliveries._db().set_trace_callback(statements.append)  # the test client's thread
+    spool = client.application.extensions["freemad.spool"]
+    sink = spool.sink
+
+    def traced(deliveries: Any) -> None:  # on the connection of the thread that commits
+        env.deliveries._db().set_trace_callback(statements.append)
+        try:
+            sink(deliveries)
+        finally:
+            env.deliveries._db().set_trace_callback(None)
+
+    monkeypatch.setattr(spool, "sink", traced)
 
     assert post(client, "d-1", labeled_issue()) == (202, {"accepted": "d-1"})
+    commit(client)
 
     writes = [s.split()[0].upper() for s in statements if not s.upper().startswith("SELECT")]
     assert writes == ["BEGIN", "INSERT", "INSERT", "COMMIT"], statements
@@ -89,25 +114,48 @@ def test_a_job_that_cannot_be_written_takes_its_delivery_with_it(env: Env) -> No
             "CREATE TRIGGER refuse BEFORE INSERT ON task BEGIN SELECT RAISE(ABORT, 'full'); END"
         )
 
-    status, answer = post(client, "d-2", labeled_issue())
-
-    assert status == 503 and "delivery log is unavailable" in answer["error"]
+    assert post(client, "d-2", labeled_issue()) == (202, {"accepted": "d-2"})  # kept: spooled
+    with pytest.raises(DeliveryLogUnavailable):
+        commit(client)
     assert env.deliveries.status("d-2") is None  # rolled back with its job: nothing half-kept
     assert jobs_in(path) == 0
     with sqlite3.connect(path) as db:
         db.execute("DROP TRIGGER refuse")
-    assert post(client, "d-2", labeled_issue()) == (202, {"accepted": "d-2"})  # GitHub's retry
-    assert jobs_in(path) == 1
+    commit(client)  # the spool still holds it: no redelivery needed
+    assert env.deliveries.status("d-2") == "queued" and jobs_in(path) == 1
 
 
 def test_a_redelivery_or_a_replay_queues_no_second_job(env: Env) -> None:
     env.register(Scripted())
     client = client_for(env)
     assert post(client, "d-3", labeled_issue())[0] == 202
+    commit(client)
     assert post(client, "d-3", labeled_issue()) == (200, {"duplicate": True, "delivery_id": "d-3"})
     assert post(client, "d-4", labeled_issue())[0] == 200  # the same body: a replay
-    assert jobs_in(env.settings.deliveries_path) == 1
-    assert env.deliveries.status("d-4") is None
+    # Before the first is committed the spool takes both (test_spool.py races them for sure;
+    # here the spool's thread may commit between the two); the commit keeps one job.
+    assert post(client, "d-5", {"n": 5})[0] == 202
+    assert post(client, "d-5", {"n": 5})[0] in (200, 202)
+    commit(client)
+    assert jobs_in(env.settings.deliveries_path) == 2
+    assert env.deliveries.status("d-4") is None and env.deliveries.status("d-5") == "queued"
+
+
+def test_a_spool_that_cannot_be_written_is_a_503_and_the_next_delivery_goes_through(
+    env: Env,
+) -> None:
+    env.register(Scripted())
+    client = client_for(env)
+    spool_dir = env.settings.state_dir / "spool"
+    spool_dir.parent.mkdir(parents=True, exist_ok=True)
+    spool_dir.write_text("")  # a file where the spool's folder should be: nothing can be kept
+    refused = client.post("/webhook", data=b"{}", headers=signed_headers(b"{}", "no-spool"))
+    assert refused.status_code == 503 and refused.headers["Retry-After"] == "30"
+    assert env.deliveries.status("no-spool") is None and waiting(env.huey) == set()
+    spool_dir.unlink()
+    assert post(client, "spool-back", labeled_issue()) == (202, {"accepted": "spool-back"})
+    commit(client)
+    assert env.deliveries.status("spool-back") == "queued"
 
 
 def test_only_a_queue_in_the_logs_own_file_shares_its_transaction(tmp_path: Path) -> None:

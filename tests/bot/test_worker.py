@@ -150,11 +150,13 @@ def test_a_worker_killed_mid_job_is_replaced_and_the_job_completes_exactly_once(
     bot: Bot, api: StandIn
 ) -> None:
     assert bot.post("issues", labeled_issue("freemad:debate"), "delivery-1") == 202
-    assert bot.deliveries.status("delivery-1") == "queued"
+    # Committed from the web worker's spool a moment after its 202 (spool.py).
+    bot.wait_for(lambda: bot.deliveries.status("delivery-1") == "queued", 30, "the commit")
 
     first = bot.start_worker()
     bot.wait_for(lambda: bot.deliveries.status("delivery-1") == "running", 30, "the job to start")
-    time.sleep(1.0)  # inside the first agent call (3 s): the debate is under way
+    # The debate's status comment is posted before its first agent call (3 s): killed in there.
+    bot.wait_for(lambda: len(result_comments(api)) == 1, 30, "the status comment")
     first.send_signal(signal.SIGKILL)
     first.wait()
     # The debate's status comment, posted at once; no result yet.
