@@ -28,6 +28,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import fcntl
+import functools
 import json
 import logging
 import os
@@ -35,6 +36,7 @@ import secrets
 import struct
 import threading
 import time
+import weakref
 import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -115,6 +117,8 @@ class Spool:
         self._drained = 0  # bytes committed by the sink
         self._last_adopt = 0.0
         self._exit_hooked = False
+        # A fork copies the locks as they are, perhaps held by a thread the child does not have.
+        os.register_at_fork(after_in_child=functools.partial(_forked, weakref.ref(self)))
 
     # The request's side
 
@@ -181,7 +185,9 @@ class Spool:
         wake, stop = self._wake, self._stop
         delay = 0.0
         while not stop.is_set():
-            if wake.wait(delay or ADOPT_EVERY) and not delay:
+            if delay:
+                stop.wait(delay)  # after a failed commit: new appends do not hurry the next try
+            elif wake.wait(ADOPT_EVERY):
                 stop.wait(LINGER)  # let a batch gather: one transaction for what comes meanwhile
             wake.clear()
             if stop.is_set():
@@ -294,6 +300,13 @@ class Spool:
                 if self._fd >= 0:
                     os.close(self._fd)  # lets go of the lock: the file is anyone's to adopt
                 self._pid, self._fd, self._path = 0, -1, None
+
+
+def _forked(spool: weakref.ref[Spool]) -> None:
+    """In a forked child: locks of its own (append opens a file of its own)."""
+    made = spool()
+    if made is not None:
+        made._lock, made._drain_lock = threading.Lock(), threading.Lock()
 
 
 def _read_all(fd: int) -> bytes:

@@ -236,3 +236,41 @@ def test_a_spool_that_cannot_be_written_raises_and_keeps_nothing(env: Env, tmp_p
     with pytest.raises(SpoolUnavailable):
         spool.append(issue("u-1"))
     assert env.deliveries.status("u-1") is None
+
+
+def test_a_fork_while_another_thread_holds_the_spool_does_not_hang_the_child(env: Env) -> None:
+    directory = env.settings.state_dir / "spool"
+    spool = Spool(directory, Sink(recorder(env)))
+    read, write = os.pipe()
+    with spool._lock:  # as a request thread of the parent would, at the moment of the fork
+        pid = os.fork()
+        if pid == 0:
+            try:
+                signal.alarm(20)  # a child stuck on the copied lock ends, and the test fails
+                spool.sink = lambda deliveries: None
+                spool.append(Delivery("h-1", "issues", None, None, None, b"h-1"))
+                os.write(write, b"appended")
+            finally:
+                os._exit(0)
+    os.close(write)
+    got = os.read(read, 64)
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert got == b"appended"
+    assert spool.adopt() == 1 and env.deliveries.status("h-1") == "queued"
+
+
+def test_appends_during_an_outage_do_not_hurry_the_retries(env: Env) -> None:
+    sink = Sink(recorder(env), failures=10**6)
+    spool = Spool(env.settings.state_dir / "spool", sink)
+    spool.append(issue("o-0"))
+    env.wait_for(lambda: len(sink.batches) >= 1)  # the first commit failed: retries back off
+    for n in range(1, 40):
+        spool.append(issue(f"o-{n}"))  # each wakes the thread
+        threading.Event().wait(0.01)
+    # Backing off from 0.1 s, doubling: at most a handful of tries in these 0.4 s, not one an
+    # append (a loaded machine only makes fewer).
+    assert len(sink.batches) <= 5, len(sink.batches)
+    sink.failures = 0
+    spool.close()
+    assert all(env.deliveries.status(f"o-{n}") == "queued" for n in range(40))
