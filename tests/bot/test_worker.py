@@ -74,6 +74,8 @@ class Bot:
             "FREEMAD_CONFIG": str(write_config(tmp_path)),
             "FREEMAD_LOG_LEVEL": "INFO",
         }
+        if os.environ.get("PYTHONPATH"):  # the workers run the code under test, not an install
+            self.environ["PYTHONPATH"] = os.environ["PYTHONPATH"]
         self.settings = BotSettings.from_env(self.environ)
         self.deliveries = DeliveryLog(self.settings.deliveries_path)
         self.workers: list[subprocess.Popen[bytes]] = []
