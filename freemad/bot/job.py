@@ -204,7 +204,9 @@ class Job:
             reason,
             exc_info=not isinstance(exc, FreemadError),
         )
-        final = isinstance(exc, ForgeError) and exc.status in FINAL_STATUSES
+        # Asking again would not help (a 404), or might do it twice (a dispatch GitHub may have
+        # carried out though it answered 5xx): parked, with the cause on the issue.
+        final = isinstance(exc, ForgeError) and (exc.status in FINAL_STATUSES or exc.maybe_done)
         if claim.attempt >= self.backoff.attempts or final or _malformed(exc):
             return self._park(delivery, claim, reason, claim.attempt)
         delay = self.backoff.delay(claim.attempt)

@@ -19,7 +19,9 @@ REACTIONS = ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes
 
 
 class ForgeError(FreemadError):
-    """GitHub refused or failed a request; the message is one line: status, method, path, why."""
+    """GitHub refused or failed a request; the message is one line: status, method, path, why.
+    `maybe_done`: GitHub may have carried it out all the same (a 5xx, a lost answer) and it
+    cannot be looked for, so asking again might do it twice (a workflow dispatch)."""
 
     def __init__(
         self,
@@ -34,6 +36,7 @@ class ForgeError(FreemadError):
         self.status = status
         self.method = method
         self.path = path
+        self.maybe_done = False
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,10 @@
 
 A marker is an HTML comment, which GitHub keeps in the body but does not show:
 
-- `<!-- freemad:key=KEY -->` ends every comment, review and pull request FREE-MAD creates, KEY
-  unique to that create. GitHub sometimes creates the thing and still answers 5xx (or the answer
-  is lost): before asking again, FREE-MAD lists what is there and takes the one with its key.
+- `<!-- freemad:key=KEY -->` ends every comment, review, review-thread reply and pull request
+  FREE-MAD creates, KEY unique to that create. GitHub sometimes creates the thing and still
+  answers 5xx (or the answer is lost): before asking again, FREE-MAD lists what is there and
+  takes the one with its key.
 - `<!-- freemad:refused=LOGIN -->` is in a refusal, so a thread tells anyone who may not steer
   FREE-MAD so at most once (`refusals`).
 """

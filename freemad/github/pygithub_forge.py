@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import github
 import requests
+import urllib3
 from github.GithubException import GithubException
 from github.IssueComment import IssueComment
 from github.Repository import Repository
@@ -113,6 +114,17 @@ class _Token(github.Auth.Token):
 
 def _one_line(text: str) -> str:
     return MASK.redactor.text(" ".join(text.split()))
+
+
+def _may_have_arrived(exc: Exception) -> bool:
+    """Whether a request that got no answer may have reached GitHub: a read timeout or a
+    connection dropped mid-exchange may, a connection never made (refused, timed out) may not."""
+    if isinstance(exc, requests.ConnectTimeout):
+        return False
+    if isinstance(exc, requests.Timeout):
+        return True
+    reason = exc.args[0] if exc.args else None
+    return not isinstance(reason, urllib3.exceptions.MaxRetryError)
 
 
 def _recovered(recover: Callable[[], T | None], where: str, failure: ForgeError) -> T | None:
@@ -217,11 +229,13 @@ class PyGithubForge(ConversationCalls):
                     method=method,
                     path=path,
                 )
-                # A read timeout may mean the write happened: only safe requests are repeated,
-                # and creates that can find what they made (`recover`).
-                lost = not isinstance(exc, requests.ConnectionError)
-                if lost and not idempotent and recover is None:
-                    raise failure from exc
+            # A 5xx or a lost answer may mean the write happened: only safe requests are
+            # repeated, and creates that can find what they made (`recover`).
+            maybe_done = (status is None and _may_have_arrived(cause)) or (status or 0) >= 500
+            if maybe_done and not idempotent and recover is None:
+                failure.hint = "not sent again: GitHub may have done it already"
+                failure.maybe_done = True
+                raise failure from cause
             try:
                 delay = retry_delay(
                     status,
@@ -414,6 +428,8 @@ class PyGithubForge(ConversationCalls):
         try:
             data = self._call("POST", path, lambda: post(True), idempotent=False)
         except ForgeError as exc:
+            if exc.maybe_done:  # a dispatch leaves nothing to look for: say where to look
+                exc.hint = f"not sent again: GitHub may have started it; see the {workflow} runs"
             # A GitHub that validates the body strictly and lacks the parameter refuses it (422)
             # and starts nothing: ask again without it.
             if exc.status != 422 or "return_run_details" not in str(exc):

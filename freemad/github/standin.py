@@ -404,6 +404,7 @@ class StandIn(CommentEndpoints, ReviewEndpoints, ConversationEndpoints):
         ("POST", r"/pulls/(\d+/comments/\d+)/replies", "_reply_in_thread"),
         ("POST", r"/check-runs", "_post_check_run"),
         ("GET PATCH", r"/check-runs/(\d+)", "_check_run"),
+        ("GET", r"/commits/([^/]+)/check-runs", "_list_check_runs"),
         ("GET", r"/pulls", "_list_pulls"),
         ("POST", r"/pulls", "_open_pull"),
         ("GET PATCH", r"/pulls/(\d+)", "_pull"),

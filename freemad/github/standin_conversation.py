@@ -1,7 +1,7 @@
-"""The stand-in's check runs and review-thread replies, refused as GitHub refuses them: a check
-run without `checks: write` (403), on a commit the repository lacks or without a name (422), a
-completion without a conclusion (422); a reply to a comment that is not on that pull request's
-diff (404)."""
+"""The stand-in's check runs (created, listed by commit, updated) and review-thread replies,
+refused as GitHub refuses them: a check run without `checks: write` (403), on a commit the
+repository lacks or without a name (422), a completion without a conclusion (422); a reply to a
+comment that is not on that pull request's diff (404)."""
 
 from __future__ import annotations
 
@@ -58,8 +58,25 @@ class ConversationEndpoints:
             return refused
         ident = next(self._check_ids)
         run = shapes.check_run(self.site, repo, ident, name=data["name"], head_sha=data["head_sha"])
+        if isinstance(data.get("external_id"), str):
+            run["external_id"] = data["external_id"]
         self.check_runs[ident] = {**run, "repo": repo}
         return 201, self._progress(ident, data)
+
+    def _list_check_runs(self, method: str, repo: str, ref: str, body: Any, query: Query) -> Reply:
+        """GET .../commits/REF/check-runs: REF's check runs, `check_name`'s only when given,
+        paged. Every run is a latest one here (the stand-in reruns nothing), so `filter` is moot."""
+        if ref not in self._commits(repo):
+            return 422, error_body(f"No commit found for SHA: {ref}")
+        name = query.get("check_name")
+        found = [
+            _public(run)
+            for _, run in sorted(self.check_runs.items())
+            if (run["repo"], run["head_sha"]) == (repo, ref) and name in (None, run["name"])
+        ]
+        url = f"{self.site.api}/repos/{repo}/commits/{ref}/check-runs"
+        page = paged(found, query, url, self.reply_headers)
+        return 200, {"total_count": len(found), "check_runs": page}
 
     def _check_run(self, method: str, repo: str, cid: str, body: Any, query: Query) -> Reply:
         run = self.check_runs.get(int(cid))

@@ -103,6 +103,24 @@ def test_the_delivery_is_answered_while_github_holds_every_request(
     assert record.attempts == 2 and record.detail.startswith(f"dispatched {WORKFLOW} on {REPO}")
 
 
+def test_a_dispatch_github_started_but_answered_502_is_parked_not_dispatched_again(
+    bot: Bot, github: HeldGitHub
+) -> None:
+    """GitHub started the run and answered 502. A dispatch cannot be looked for afterwards, so
+    neither the forge nor the job asks again (before, each did: two runs, or more); the job is
+    parked with a comment saying the run may have started."""
+    github.release()
+    path = f"/repos/{REPO}/actions/workflows/{WORKFLOW}/dispatches"
+    github.fail_next(502, method="POST", path=path, done=True)
+    assert bot.post("issue_comment", issue_comment("/freemad plan add a cache"), "d-502") == 202
+    bot.start_worker()
+    bot.wait_for(lambda: bot.deliveries.status("d-502") == "parked", 60, "the job to give up")
+    assert len(github.dispatches) == 1
+    assert len(github.calls_to("POST", path)) == 1
+    [parked] = [c["body"] for c in github.comments.values() if c["user"]["login"] == github.login]
+    assert "502" in parked and "may have started it" in parked
+
+
 def test_a_dispatch_github_refuses_is_said_on_the_issue_not_answered_503(
     bot: Bot, github: HeldGitHub
 ) -> None:

@@ -1,6 +1,8 @@
-"""Every create is done once: GitHub sometimes creates a comment (a pull request, a review) and
-still answers 502. The stand-in does that on request (`fail_next(..., done=True)`); FREE-MAD's
-forge then finds what it made by the hidden key in its body, and posts nothing twice."""
+"""Every create is done once: GitHub sometimes creates a comment (a pull request, a review, a
+reply in a review thread, a check run) and still answers 502. The stand-in does that on request
+(`fail_next(..., done=True)`); FREE-MAD's forge then finds what it made by the hidden key in its
+body (a check run's `external_id`), and creates nothing twice. A workflow dispatch cannot be
+found afterwards: it is not sent again."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from tests.github.payloads import ONE_LINE_DIFF as DIFF
 TOKEN = "ghp_CreateOnceTestToken0123456789abcdefWXYZ"
 REPO = "octo/widgets"
 R = f"/repos/{REPO}"
+SHA = "a" * 40
 
 
 @pytest.fixture
@@ -129,6 +132,96 @@ def test_a_review_github_made_but_answered_502_is_found(api: StandIn, forge: PyG
     (review,) = api.reviews
     assert posted.id == review["id"]
     assert statuses(api)[-1] == ("GET", f"{R}/pulls/9/reviews", 200)
+
+
+def seed_pull(api: StandIn) -> None:
+    api.add_pull(REPO, 9, head_ref="f", head_sha=SHA, base_ref="main", head_repo=REPO)
+    api.add_review_comment(REPO, 9, "/freemad debate", 2002)
+
+
+def test_a_thread_reply_github_made_but_answered_502_is_found_not_posted_again(
+    api: StandIn, forge: PyGithubForge
+) -> None:
+    """Before, the reply was retried blind after the 502: two identical replies in the thread."""
+    seed_pull(api)
+    api.fail_next(502, method="POST", path=f"{R}/pulls/9/comments/2002/replies", done=True)
+    posted = forge.reply_in_review_thread(REPO, 9, 2002, "FREE-MAD is starting")
+    mine = [c for c in api.review_comments.values() if c["body"].startswith("FREE-MAD")]
+    assert [c["id"] for c in mine] == [posted.id] and key_of(mine[0]["body"]) is not None
+    assert statuses(api) == [
+        ("POST", f"{R}/pulls/9/comments/2002/replies", 502),
+        ("GET", f"{R}/pulls/9/comments", 200),
+    ]
+
+
+def test_a_thread_reply_github_did_not_make_is_posted_on_the_retry(
+    api: StandIn, forge: PyGithubForge
+) -> None:
+    seed_pull(api)
+    api.fail_next(502, method="POST")
+    posted = forge.reply_in_review_thread(REPO, 9, 2002, "hello")
+    assert sorted(api.review_comments) == [2002, posted.id]
+    assert [c.status for c in api.calls] == [502, 200, 201]
+
+
+def test_a_check_run_github_made_but_answered_502_is_found_not_created_again(
+    api: StandIn, forge: PyGithubForge
+) -> None:
+    """Before, the create was retried blind after the 502: two check runs on the commit. The
+    run carries a key as its `external_id`; the retry lists the commit's runs of that name."""
+    seed_pull(api)
+    shown = {"name": "FREE-MAD", "head_sha": SHA, "title": "FREE-MAD", "summary": "starting"}
+    other = forge.create_check_run(REPO, **shown)  # an earlier job's, of the same name
+    api.fail_next(502, method="POST", path=f"{R}/check-runs", done=True)
+    ident = forge.create_check_run(REPO, **shown)
+    assert sorted(api.check_runs) == [other, ident]
+    assert api.check_runs[ident]["external_id"] != api.check_runs[other]["external_id"]
+    listed = f"{R}/commits/{SHA}/check-runs"
+    assert statuses(api)[1:] == [("POST", f"{R}/check-runs", 502), ("GET", listed, 200)]
+    assert api.calls[-1].query["check_name"] == "FREE-MAD"
+
+
+def test_a_check_run_github_did_not_make_is_created_on_the_retry(
+    api: StandIn, forge: PyGithubForge
+) -> None:
+    seed_pull(api)
+    api.fail_next(502, method="POST")
+    ident = forge.create_check_run(REPO, name="FREE-MAD", head_sha=SHA, title="t", summary="s")
+    assert list(api.check_runs) == [ident]
+    assert [c.status for c in api.calls] == [502, 200, 201]
+
+
+def test_a_dispatch_answered_502_is_not_sent_again(api: StandIn, forge: PyGithubForge) -> None:
+    """GitHub gives no way to find a dispatch afterwards: after a 5xx it may have started the
+    run, so the dispatch fails, saying so, instead of starting a second run."""
+    api.add_workflow(REPO, "freemad.yml", "on:\n  workflow_dispatch:\n")
+    api.fail_next(502, method="POST", done=True)
+    with pytest.raises(ForgeError) as caught:
+        forge.dispatch_workflow(REPO, "freemad.yml", "main", {})
+    assert caught.value.status == 502 and caught.value.maybe_done
+    assert "not sent again" in caught.value.one_line()
+    assert len(api.dispatches) == 1
+    assert [c.method for c in api.calls] == ["POST"]
+
+
+def test_a_dispatch_whose_answer_was_lost_is_not_sent_again() -> None:
+    with LosesAnswers(3.0, token=TOKEN) as api:
+        api.add_workflow(REPO, "freemad.yml", "on:\n  workflow_dispatch:\n")
+        forge = PyGithubForge(TOKEN, base_url=api.base_url, timeout=1, throttle=False)
+        with forge, pytest.raises(ForgeError) as caught:
+            forge.dispatch_workflow(REPO, "freemad.yml", "main", {})
+        assert caught.value.maybe_done and len(api.dispatches) == 1
+        assert [c.method for c in api.calls] == ["POST"]
+
+
+def test_a_dispatch_that_never_reached_github_is_sent_again(sleeps: list[float]) -> None:
+    """A connection refused sent nothing: asking again cannot start a second run."""
+    with StandIn(token=TOKEN) as api:
+        base_url = api.base_url  # nothing listens there once the stand-in stops
+    forge = PyGithubForge(TOKEN, base_url=base_url, retries=2, sleep=sleeps.append)
+    with forge, pytest.raises(ForgeError) as caught:
+        forge.dispatch_workflow(REPO, "freemad.yml", "main", {})
+    assert not caught.value.maybe_done and len(sleeps) == 2
 
 
 def test_the_key_is_hidden_unique_and_read_back() -> None:

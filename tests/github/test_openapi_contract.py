@@ -148,6 +148,7 @@ SAMPLES = {
     "_reply_in_thread": ("POST", "/pulls/1/comments/2/replies"),
     "_post_check_run": ("POST", "/check-runs"),
     "_check_run": ("PATCH", "/check-runs/1"),
+    "_list_check_runs": ("GET", "/commits/main/check-runs"),
     "_list_pulls": ("GET", "/pulls"),
     "_open_pull": ("POST", "/pulls"),
     "_pull": ("PATCH", "/pulls/1"),
