@@ -14,7 +14,7 @@ import click
 from freemad.cli.options import F, listen_options, store_options
 from freemad.errors import FreemadError, UsageError
 
-GUNICORN_CONF = "python:freemad.dashboard.live.gunicorn_conf"
+GUNICORN_CONF = "python:freemad.dashboard.live.dashboard_gunicorn_conf"
 WSGI_APP = "freemad.dashboard.live.wsgi:app_from_env()"
 PROG = "freemad-dashboard"
 _URL = re.compile(r"https?://[^\s\"'<>]+")
@@ -158,8 +158,8 @@ def command(
     """
     from pathlib import Path
 
+    from freemad.dashboard.live.dashboard_settings import DashboardSettings
     from freemad.dashboard.live.server import MAX_PROXIES, create_app, stderr_warn
-    from freemad.dashboard.live.settings import DashboardSettings
     from freemad.dashboard.live.stream_capacity import MAX_PER_CLIENT, MAX_STREAMS, Caps, setting
     from freemad.dashboard.live.wsgi import EVALS, TRUSTED_PROXIES
     from freemad.dashboard.reading.eval_folders import eval_folders

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
+from freemad.dashboard.live.dashboard_settings import DashboardSettings
 from freemad.dashboard.live.server import create_app
-from freemad.dashboard.live.settings import DashboardSettings
 from freemad.dashboard.reading.sources import all_runs, build_sources
 from freemad.dashboard.static_site import build_site
 from freemad.dashboard.views.agent_views import agent_slug, agents_table, run_record

@@ -17,8 +17,8 @@ import pytest
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
+from freemad.dashboard.live.dashboard_settings import DashboardSettings
 from freemad.dashboard.live.server import create_app
-from freemad.dashboard.live.settings import DashboardSettings
 from freemad.dashboard.live.stream_capacity import Caps, client_key
 from freemad.dashboard.reading.sources import TranscriptDir
 from freemad.errors import UsageError

@@ -17,8 +17,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
+from freemad.dashboard.live.dashboard_settings import DashboardSettings
 from freemad.dashboard.live.server import create_app
-from freemad.dashboard.live.settings import DashboardSettings
 from freemad.dashboard.reading.sources import TranscriptDir
 from tests.dashboard.browser import LivePage, chromium
 from tests.dashboard.served import DASHBOARD, allowed_to_start, serve, write_mock_config

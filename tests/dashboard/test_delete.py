@@ -14,8 +14,8 @@ import pytest
 from flask import Flask
 
 from freemad.core.run_events import Event
+from freemad.dashboard.live.dashboard_settings import DashboardSettings
 from freemad.dashboard.live.server import create_app
-from freemad.dashboard.live.settings import DashboardSettings
 from freemad.dashboard.reading.eval_folders import EvalFolder
 from freemad.dashboard.reading.sources import build_sources
 from freemad.debate.live_journal import LiveJournal

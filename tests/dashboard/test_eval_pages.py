@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from freemad.dashboard.live.dashboard_settings import DashboardSettings
 from freemad.dashboard.live.server import create_app
-from freemad.dashboard.live.settings import DashboardSettings
 from freemad.dashboard.live.wsgi import app_from_env
 from freemad.dashboard.reading.eval_folders import EvalReportError, eval_folders
 from freemad.dashboard.views.eval_views import (

@@ -19,8 +19,8 @@ from flask import Flask
 
 from freemad.config.discover import load
 from freemad.config.load import config_digest
+from freemad.dashboard.live.dashboard_settings import DashboardSettings
 from freemad.dashboard.live.server import create_app
-from freemad.dashboard.live.settings import DashboardSettings
 from freemad.dashboard.reading.sources import build_sources
 from freemad.dashboard.steering.evolve_overrides import (
     apply_evolve_overrides,

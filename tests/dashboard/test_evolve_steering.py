@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from flask import Flask
 
+from freemad.dashboard.live.dashboard_settings import DashboardSettings
 from freemad.dashboard.live.server import create_app
-from freemad.dashboard.live.settings import DashboardSettings
 from freemad.dashboard.reading.sources import build_sources
 from freemad.dashboard.steering.evolve_steering import evolve_runner
 from tests.conftest import SANDBOX

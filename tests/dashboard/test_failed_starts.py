@@ -146,8 +146,8 @@ def test_only_the_newest_failures_are_kept(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_a_failure_is_kept_without_what_looks_like_a_credential(tmp_path: Path) -> None:
+    from freemad.dashboard.live.dashboard_settings import DashboardSettings
     from freemad.dashboard.live.server import create_app
-    from freemad.dashboard.live.settings import DashboardSettings
 
     warnings: list[str] = []
     app = create_app(
@@ -185,8 +185,8 @@ def test_a_linked_folder_is_not_written_through(tmp_path: Path) -> None:
 def test_an_abandoned_debate_shows_what_stopped_it(tmp_path: Path) -> None:
     """A started debate that ran out of time is killed: its journal stays, its page says it
     stopped without finishing, and, once the watcher kept why, why (escaped)."""
+    from freemad.dashboard.live.dashboard_settings import DashboardSettings
     from freemad.dashboard.live.server import create_app
-    from freemad.dashboard.live.settings import DashboardSettings
     from freemad.debate.live_journal import running_dir
 
     run_id = "feedfacefeedfacefeedfacefeedface"

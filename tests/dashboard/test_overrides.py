@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from freemad.config import load_config
+from freemad.dashboard.live.dashboard_settings import DashboardSettings
 from freemad.dashboard.live.server import create_app
-from freemad.dashboard.live.settings import DashboardSettings
 from freemad.dashboard.reading.sources import TranscriptDir
 from freemad.dashboard.steering.run_overrides import apply_overrides, parse_overrides
 from freemad.errors import ConfigError

@@ -22,10 +22,10 @@ from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
 from freemad.config import default_config
+from freemad.dashboard.live.dashboard_settings import DashboardSettings
 from freemad.dashboard.live.event_feed import SLACK
 from freemad.dashboard.live.event_feed import stream as events_stream
 from freemad.dashboard.live.server import create_app
-from freemad.dashboard.live.settings import DashboardSettings
 from freemad.dashboard.reading.sources import StoreSource, TranscriptDir, build_sources
 from freemad.dashboard.steering.starter import CSRF_COOKIE
 from freemad.debate import run_debate, write_transcript

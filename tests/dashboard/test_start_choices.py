@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from freemad.config import default_config
+from freemad.dashboard.live.dashboard_settings import DashboardSettings
 from freemad.dashboard.live.server import create_app
-from freemad.dashboard.live.settings import DashboardSettings
 from freemad.dashboard.live.token_handover import TOKEN as TOKEN_VAR
 from freemad.dashboard.live.wsgi import CONFIGS, app_from_env
 from freemad.dashboard.reading.sources import build_sources

@@ -18,8 +18,8 @@ from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
 from freemad.bundled import bundled
+from freemad.dashboard.live.dashboard_settings import DashboardSettings
 from freemad.dashboard.live.server import create_app
-from freemad.dashboard.live.settings import DashboardSettings
 from freemad.dashboard.reading.sources import build_sources
 from freemad.dashboard.steering.starter import CSRF_COOKIE
 from tests.conftest import wait_for

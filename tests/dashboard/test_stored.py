@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from freemad.dashboard.live.dashboard_settings import DashboardSettings
 from freemad.dashboard.live.server import create_app
-from freemad.dashboard.live.settings import DashboardSettings
 from freemad.dashboard.reading.stored_runs import StateDir, StoreSource
 from freemad.dashboard.run_records import SourceError
 from freemad.store import SqliteStore

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from freemad.dashboard.live.dashboard_settings import DashboardSettings
 from freemad.dashboard.live.server import create_app
-from freemad.dashboard.live.settings import DashboardSettings
 from freemad.dashboard.reading.sources import TranscriptDir
 from freemad.dashboard.static_site import build_site
 from freemad.dashboard.views.agent_views import debate_record

@@ -30,8 +30,8 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from freemad.dashboard import http_errors
 from freemad.dashboard.http_errors import Problem, Warn, names_its_source, reason
+from freemad.dashboard.live.dashboard_settings import DashboardSettings
 from freemad.dashboard.live.event_feed import READ_ERRORS, Feed, stream
-from freemad.dashboard.live.settings import DashboardSettings
 from freemad.dashboard.live.stream_capacity import Caps, Refusal, Streams
 from freemad.dashboard.reading.eval_folders import (
     EVAL_SLUG,

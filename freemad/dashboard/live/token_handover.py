@@ -11,7 +11,7 @@ its environment as FREEMAD_DASHBOARD_TOKEN just after the fork (`post_fork`), wh
 
 The master also makes the folder the workers count open streams in
 (`freemad.dashboard.live.stream_capacity`) and removes it when it exits. These are gunicorn's server hooks;
-`gunicorn_conf` names them.
+`dashboard_gunicorn_conf` names them.
 """
 
 from __future__ import annotations

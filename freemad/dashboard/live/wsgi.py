@@ -12,8 +12,8 @@ from pathlib import Path
 
 from flask import Flask
 
+from freemad.dashboard.live.dashboard_settings import DashboardSettings
 from freemad.dashboard.live.server import MAX_PROXIES, create_app, stderr_warn
-from freemad.dashboard.live.settings import DashboardSettings
 from freemad.dashboard.live.stream_capacity import STREAMS_DIR, Caps, number, setting
 from freemad.dashboard.live.token_handover import ALLOW_START, TOKEN
 from freemad.dashboard.reading.eval_folders import eval_folders

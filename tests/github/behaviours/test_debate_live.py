@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
+from freemad.dashboard.live.dashboard_settings import DashboardSettings
 from freemad.dashboard.live.server import create_app
-from freemad.dashboard.live.settings import DashboardSettings
 from freemad.dashboard.reading.stored_runs import StoreSource
 from freemad.debate.live_store import FINISHED, PROGRESS
 from freemad.debate.outcome import Tally
