@@ -4,7 +4,7 @@ request's head) and replies in a pull request's review threads, with their recor
 `Forge` (`freemad.github.forge`) takes `ConversationPort` in; `RecordingForge` takes
 `RecordingConversation` in. A check run needs the token's `checks: write`, which a caller may not
 grant: GitHub answers 403 then, and FREE-MAD goes on without the check run
-(`freemad.github.progress`).
+(`freemad.github.run_progress`).
 """
 
 from __future__ import annotations

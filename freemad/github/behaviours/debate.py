@@ -1,9 +1,9 @@
 """Debate runs on GitHub: `/freemad debate`, the `freemad:debate` label, and a `workflow_dispatch`
-debate with no issue. On a thread the debate keeps one status comment (`freemad.github.progress`):
-posted at once, edited as each round finishes, and at the end the result (winner, score table,
-rounds, a link to the run); on a pull request a check run shows the same progress. The run is in
-the store from its start (`freemad.debate.live_store`): a dashboard reading the store shows it
-while it runs."""
+debate with no issue. On a thread the debate keeps one status comment
+(`freemad.github.run_progress`): posted at once, edited as each round finishes, and at the end the
+result (winner, score table, rounds, a link to the run); on a pull request a check run shows the
+same progress. The run is in the store from its start (`freemad.debate.live_store`): a dashboard
+reading the store shows it while it runs."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from freemad.core.run_events import EventSink, fan_out
 from freemad.debate.debate_record import DebateResult
 from freemad.errors import FreemadError
 from freemad.github.comments import render_debate
-from freemad.github.progress import RunProgress
 from freemad.github.public_text import public_reason
+from freemad.github.run_progress import RunProgress
 from freemad.github.thread import Clients, Outcome, Thread
 from freemad.markdown import escape_markdown
 

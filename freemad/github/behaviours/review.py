@@ -19,9 +19,9 @@ from freemad.debate.debate_record import DebateResult
 from freemad.debate.review_debate import ReviewRequest, ReviewResult, fold_review, review_request
 from freemad.errors import FreemadError
 from freemad.github.forge import ForgeError, PostedReview, PullRequestDetails
-from freemad.github.progress import RunProgress
 from freemad.github.public_text import public_reason
 from freemad.github.review_post import diff_from_files, everything_in_body, review_payload
+from freemad.github.run_progress import RunProgress
 from freemad.github.thread import Outcome, Thread
 from freemad.markdown import escape_markdown
 
