@@ -16,7 +16,7 @@ from types import MappingProxyType
 
 from freemad.core.commands import Command, help_text
 from freemad.core.permissions import Actor, Permission, may_act
-from freemad.github.behaviours import debate, evolve, publish, review, tasks
+from freemad.github.behaviours import approve_publish, debate, evolve, review, tasks
 from freemad.github.thread import Outcome, Start, Steer, Thread
 
 Handler = Callable[[Thread, Command, str], Outcome]  # (thread, command, the commenter's login)
@@ -75,7 +75,9 @@ VERBS: Mapping[str, Verb] = MappingProxyType(
         "review": Verb("write", review.handle),
         "answer": Verb("write", steering(task=tasks.answer, evolve=evolve.answer)),
         "approve": Verb("write", steering(task=tasks.approve, evolve=evolve.refuse)),
-        "approve publish": Verb("write", steering(task=publish.approve, evolve=evolve.refuse)),
+        "approve publish": Verb(
+            "write", steering(task=approve_publish.approve, evolve=evolve.refuse)
+        ),
         "reject": Verb("write", steering(task=tasks.reject, evolve=evolve.refuse)),
         "resume": Verb("write", steering(task=tasks.resume, evolve=evolve.resume)),
         "pause": Verb("write", steering(task=tasks.pause, evolve=evolve.pause)),

@@ -1,4 +1,5 @@
-"""What FREE-MAD does on GitHub, one module per behaviour: `debate`, `tasks`, `evolve`, `publish`.
+"""What FREE-MAD does on GitHub, one module per behaviour: `debate`, `review`, `tasks`, `evolve`,
+`approve_publish`.
 
 Each module holds handler functions that take a `freemad.github.thread.Thread` (the issue or pull
 request, its clients and the comment helpers) and return an `Outcome`; the verb table

@@ -2,7 +2,7 @@
 approve, reject, resume, pause, stop, decline and status steer the thread's task. A task keeps one
 progress comment on its thread, edited in place as its stages pass.
 
-Publishing an approved code task (`/freemad approve publish`) is `publish`'s.
+Publishing an approved code task (`/freemad approve publish`) is `approve_publish`'s.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def answer(thread: Thread, runner: TaskRunner, task_id: str, command: Command) -
 @_steering
 def approve(thread: Thread, runner: TaskRunner, task_id: str, command: Command) -> TaskState:
     """`/freemad approve [STAGE]`: the waiting stage (or the one named) passes; the task goes on.
-    (`/freemad approve publish` is `publish.approve`'s.)"""
+    (`/freemad approve publish` is `approve_publish.approve`'s.)"""
     runner.approve(task_id, command.stage or runner.state(task_id).current_stage)
     return runner.resume(task_id)
 

@@ -1,5 +1,5 @@
-"""`/freemad approve publish` (`freemad/github/behaviours/publish.py`) through the router: a code
-task is published only after it, on real git."""
+"""`/freemad approve publish` (`freemad/github/behaviours/approve_publish.py`) through the
+router: a code task is published only after it, on real git."""
 
 from __future__ import annotations
 
