@@ -4,7 +4,8 @@ The reusable workflow's job starts for a `/freemad` comment only when its author
 with the repository is one the caller allows (OWNER, MEMBER, COLLABORATOR by default): the
 job's `if:` is evaluated here by GitHub's own evaluator (npm `@actions/expressions`) on GitHub's
 published payload examples. Whoever gets past it and may still not steer FREE-MAD (the
-permission check stays) is refused once per thread, by the Action and by the bot alike.
+permission check stays) is refused once per thread, by the Action and by the bot alike. A pull
+request opened or pushed to starts a review only where the caller opted in, and never a fork's.
 """
 
 from __future__ import annotations
@@ -33,14 +34,16 @@ EVALUATOR = ROOT / "scripts" / "evaluate-expression.mjs"
 GATE = load(WORKFLOWS / "freemad.yml")["jobs"]["freemad"]["if"]
 
 
-def job_runs(event_name: str, payload: dict[str, Any], **inputs: str) -> bool:
+def job_runs(event_name: str, payload: dict[str, Any], **inputs: str | bool) -> bool:
     """Whether GitHub would start freemad.yml's job for this event: its `if:` through GitHub's
-    evaluator, with the caller's `inputs` (a direct trigger has none) and no repository variables."""
+    evaluator, with the caller's `inputs` (a direct trigger has none) and no repository variables;
+    `github.repository` is the payload's repository, as on GitHub."""
     package = EXPRESSIONS / "node_modules" / "@actions" / "expressions"
     if not package.is_dir() or shutil.which("node") is None:
         pytest.skip(f"@actions/expressions is not in {EXPRESSIONS}: make github-descriptions")
+    repository = payload.get("repository", {}).get("full_name", "octo-org/octo-repo")
     contexts = {
-        "github": {"event_name": event_name, "event": payload, "repository": "octo-org/octo-repo"},
+        "github": {"event_name": event_name, "event": payload, "repository": repository},
         "inputs": inputs,
         "vars": {k: v for k, v in inputs.items() if k.startswith("FREEMAD_")},
     }
@@ -102,6 +105,46 @@ def test_a_comment_without_the_command_and_a_label_are_as_before() -> None:
     assert job_runs("issues", labeled)  # only triage access or more can label
     labeled["label"]["name"] = "bug"
     assert not job_runs("issues", labeled)
+
+
+# -- pull requests opened or pushed to ------------------------------------------------------------
+
+REVIEWS = {"review-pull-requests": True}  # a boolean input arrives as a boolean, not "true"
+
+
+def pushed(action: str = "synchronize") -> dict[str, Any]:
+    """GitHub's example of a pull request `action`, its head in the repository itself."""
+    payload = copy.deepcopy(load_example(f"pull_request.{action}"))
+    assert (
+        payload["pull_request"]["head"]["repo"]["full_name"] == payload["repository"]["full_name"]
+    )
+    return payload
+
+
+def forked(payload: dict[str, Any]) -> dict[str, Any]:
+    payload["pull_request"]["head"]["repo"]["full_name"] = "mallory/Hello-World"
+    return payload
+
+
+@pytest.mark.parametrize("action", ["opened", "synchronize"])
+def test_a_pull_request_of_the_repository_itself_is_reviewed_when_the_caller_opts_in(
+    action: str,
+) -> None:
+    assert job_runs("pull_request", pushed(action), **REVIEWS)
+    assert not job_runs("pull_request", pushed(action))  # no opt-in
+    assert not job_runs("pull_request", pushed(action), **{"review-pull-requests": False})
+
+
+def test_a_forks_pull_request_starts_no_runner_even_with_the_opt_in() -> None:
+    assert not job_runs("pull_request", forked(pushed("opened")), **REVIEWS)
+    assert not job_runs("pull_request", forked(pushed("synchronize")), **REVIEWS)
+    gone = pushed("synchronize")
+    gone["pull_request"]["head"]["repo"] = None  # the fork was deleted
+    assert not job_runs("pull_request", gone, **REVIEWS)
+    # A label is how a fork's pull request is still reviewed on request (triage access or more).
+    labeled = forked(pushed("labeled"))
+    labeled["label"]["name"] = "freemad:review"
+    assert job_runs("pull_request", labeled)
 
 
 # -- one refusal per person and thread -------------------------------------------------------------
