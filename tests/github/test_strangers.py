@@ -135,6 +135,15 @@ def test_a_pull_request_of_the_repository_itself_is_reviewed_when_the_caller_opt
     assert not job_runs("pull_request", pushed(action), **{"review-pull-requests": False})
 
 
+def test_a_draft_starts_no_runner_until_it_is_marked_ready() -> None:
+    draft = pushed("synchronize")
+    draft["pull_request"]["draft"] = True
+    assert not job_runs("pull_request", draft, **REVIEWS)  # the router ignores drafts
+    draft["action"] = "ready_for_review"
+    draft["pull_request"]["draft"] = False
+    assert job_runs("pull_request", draft, **REVIEWS)
+
+
 def test_a_forks_pull_request_starts_no_runner_even_with_the_opt_in() -> None:
     assert not job_runs("pull_request", forked(pushed("opened")), **REVIEWS)
     assert not job_runs("pull_request", forked(pushed("synchronize")), **REVIEWS)
