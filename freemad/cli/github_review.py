@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from freemad.core.review_diff import DiffError, parse_diff
 from freemad.errors import UsageError
 from freemad.github.standin import StandIn
 
@@ -59,11 +60,17 @@ def review_comment_payload(login: str = "you") -> bytes:
 
 
 def serve_pull_diff(api: StandIn, payload: Mapping[str, Any], diff: Path) -> None:
-    """The payload's pull request, open, showing `diff` as its files."""
+    """The payload's pull request, open, showing `diff` as its files; UsageError for a text that
+    is not a diff (the stand-in would show it as no files at all)."""
     try:
         text = diff.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read the diff {str(diff)!r}: {exc}") from None
+    if text.strip():  # an empty diff is a pull request's to show: FREE-MAD replies to it
+        try:
+            parse_diff(text)
+        except DiffError as exc:  # as `freemad review --diff` says it, not "the diff is empty"
+            raise UsageError(str(exc)) from None
     try:
         repo = str(payload["repository"]["full_name"])
         found = payload.get("pull_request") or payload.get("issue") or {}

@@ -70,6 +70,21 @@ def test_a_diff_with_nothing_to_review_is_a_reply_and_no_review(tmp_path: Path, 
     assert says in done.stdout and '"action": "replied"' in done.stdout
 
 
+def test_a_malformed_diff_is_a_usage_error_saying_why(tmp_path: Path):
+    # The hunk header promises three new lines and gives two.
+    (tmp_path / "in.diff").write_text(
+        "diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n"
+        '@@ -1,1 +1,3 @@\n print("hi")\n+print("there")\n'
+    )
+    done = freemad(
+        "github", "simulate", "--pr-diff", "in.diff", cwd=tmp_path, home=tmp_path, code=2
+    )
+    said = "freemad: error: not a unified diff FREE-MAD can read: Hunk is shorter than expected\n"
+    assert done.stderr == said and done.stdout == ""
+    reviewed = freemad("review", "--diff", "in.diff", cwd=tmp_path, home=tmp_path, code=2)
+    assert reviewed.stderr == said  # as `freemad review --diff` says it
+
+
 def test_neither_payload_nor_diff_is_a_usage_error(tmp_path: Path):
     done = freemad("github", "simulate", cwd=tmp_path, home=tmp_path, code=2)
     assert "give --event and --payload together, or --pr-diff FILE alone" in done.stderr
