@@ -160,6 +160,32 @@ def test_the_last_ten_versions_are_kept(tmp_path: Path) -> None:
     assert len(list((tmp_path / ".freemad.yaml.history").iterdir())) == 10
 
 
+def test_a_save_of_the_text_the_file_holds_changes_nothing(tmp_path: Path) -> None:
+    app, config = editor_app(tmp_path)
+    editor = Editor(app.test_client())
+    opened = editor.opened()
+    edited = with_rounds(opened["text"], 1)
+    saved = editor.post("save", {"text": edited, "base": opened["version"]}).get_json()
+    assert saved["changed"] is True
+    written = config.stat().st_mtime_ns
+    for _ in range(3):  # three saves without an edit keep no copies of the same text
+        again = editor.post("save", {"text": edited, "base": saved["version"]})
+        assert again.status_code == 200, again.get_data(as_text=True)
+        answer = again.get_json()
+        assert answer["version"] == saved["version"] and answer["changed"] is False
+        assert "unchanged" in answer["done"]
+    assert [k["version"] for k in editor.opened()["kept"]] == [opened["version"]]
+    assert config.read_text() == edited and config.stat().st_mtime_ns == written
+    # A rollback to the text the file already holds is the same no-op.
+    kept = editor.opened()["kept"][0]["name"]
+    back = editor.post("rollback", {"kept": kept, "base": saved["version"]}).get_json()
+    assert back["changed"] is True and config.read_text() == opened["text"]
+    [newest, _] = editor.opened()["kept"]
+    same = editor.post("rollback", {"kept": kept, "base": back["version"]}).get_json()
+    assert same["changed"] is False and len(editor.opened()["kept"]) == 2
+    assert newest["version"] == saved["version"]
+
+
 def test_of_two_saves_from_one_version_the_later_is_told_and_nothing_is_lost(
     tmp_path: Path,
 ) -> None:

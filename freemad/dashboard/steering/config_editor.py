@@ -174,7 +174,10 @@ class ConfigEditor:
             ), 409
         except OSError as exc:
             raise Problem(500, f"{name} could not be saved: {reason(exc)}") from None
-        return jsonify({"done": f"{done} {name}", "version": version}), 200
+        if version == base:  # the text the file held: nothing written, nothing kept
+            unchanged = f"{done} {name}, unchanged: it already held that text"
+            return jsonify({"done": unchanged, "version": version, "changed": False}), 200
+        return jsonify({"done": f"{done} {name}", "version": version, "changed": True}), 200
 
     def _chosen(self, body: dict[str, Any]) -> tuple[str, ConfigFile]:
         name = body.get("config")

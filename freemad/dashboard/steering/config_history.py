@@ -1,8 +1,9 @@
 """A config file the browser edits, and its last versions: every save replaces the file at once
 (a temporary file beside it, then a rename) after keeping what it held in a history folder beside
-it, and only when the file is still the version the editor started from. One lock file beside the
-config makes that check and the write one step across threads and gunicorn's workers, so of two
-saves from the same version the later is told the file changed and nothing is lost.
+it, and only when the file is still the version the editor started from; a save of the text it
+already holds changes nothing. One lock file beside the config makes that check and the write one
+step across threads and gunicorn's workers, so of two saves from the same version the later is
+told the file changed and nothing is lost.
 """
 
 from __future__ import annotations
@@ -93,12 +94,15 @@ class ConfigFile:
 
     def save(self, text: str, base: str) -> str:
         """Replace the file with `text` if it is still version `base` (else StaleEdit), keeping
-        what it held; the new version."""
+        what it held; the new version. Text the file already holds changes nothing (the version
+        is `base`): a kept copy of it would push a real version out of the last KEEP."""
         data = text.encode("utf-8")
         with self._locked():
             before = self.path.read_bytes()
             if version_of(before) != base:
                 raise StaleEdit(version_of(before))
+            if data == before:
+                return base
             self._keep(before)
             self._replace(data)
         return version_of(data)
