@@ -105,7 +105,12 @@ def test_the_project_files_exist_are_well_formed_and_linked_from_the_readme() ->
     makefile = (ROOT / "Makefile").read_text()
     for tool in ("ruff check", "ruff format --check", "lint-imports", "mypy", "lint-workflows.sh"):
         assert tool in entries and tool in makefile, tool
-    # The two commands CONTRIBUTING.md gives are the README's.
+    # `make venv` (the dev extras) installs the pre-commit that CONTRIBUTING.md says to run.
     contributing = (ROOT / "CONTRIBUTING.md").read_text()
+    assert "`pre-commit install`" in contributing
+    dev = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert "pre-commit" in {re.split(r"[<>=!~\[; ]", req)[0] for req in dev["dev"]}
+    assert "'.[dev]'" in makefile
+    # The two commands CONTRIBUTING.md gives are the README's.
     blocks = re.findall(r"```\n(.*?)```", contributing, re.S)
     assert blocks and all(line in readme for line in blocks[0].strip().splitlines())
