@@ -275,6 +275,11 @@ def start_peer(folder: Path, python: str) -> Target:
     return target
 
 
+def memory_kib(target: Target) -> list[int]:
+    """The resident memory of the server's process and each of its children (its workers)."""
+    return [rss_kib(target.process.pid)] + [rss_kib(pid) for pid in children(target.process.pid)]
+
+
 def figures(target: Target, rate: float, senders: int) -> dict[str, Any]:
     recorded = target.recorded()
     answered = len(target.closed) + len(target.paced)
@@ -298,8 +303,6 @@ def figures(target: Target, rate: float, senders: int) -> dict[str, Any]:
         "lost": len(target.lost),
         "first_lost": target.lost[:3],
         "recorded": None if recorded is None else len(recorded & set(target.sent)),
-        "rss_kib": [rss_kib(target.process.pid)]
-        + [rss_kib(pid) for pid in children(target.process.pid)],
     }
 
 
@@ -368,10 +371,19 @@ def main() -> None:
                     paced, _, cpu = volley(target, args.senders, args.per_sender, args.rate)
                     target.paced += paced
                     target.paced_cpu += cpu
-            results = {target.name: figures(target, args.rate, args.senders) for target in targets}
+            memory = {target.name: memory_kib(target) for target in targets}
         finally:
             for target in targets:
                 target.stop()
+        # Counted once each server has stopped: a 202 promises the delivery is kept, and the
+        # bot's spool commits it a moment later (its workers commit the rest as they exit).
+        results = {
+            target.name: {
+                **figures(target, args.rate, args.senders),
+                "rss_kib": memory[target.name],
+            }
+            for target in targets
+        }
     ours = results["freemad"]
     out: dict[str, Any] = {
         "benchmark": "bot_ack",
