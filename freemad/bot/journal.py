@@ -4,13 +4,15 @@ once.
 A job writes to GitHub only while it holds its delivery's claim (`Claim`, over a `ClaimStore`):
 `JournalForge` checks the claim before every write and journals each comment, pull request and
 dispatch by order of posting, so a rerun of a killed job edits what the killed run posted instead
-of posting it again. `Renewal` keeps the claim's lease fresh while the job works.
+of posting it again. A comment, a review-thread reply and a check run also carry a key derived
+from the delivery, so a rerun finds one that a killed run made but never journaled. `Renewal`
+keeps the claim's lease fresh while the job works.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,15 +83,20 @@ class JournalForge:
         # The same key on every run of this delivery: a run that died (or failed) after GitHub
         # made the comment, before the journal had it, left it findable by this key.
         key = key or derived_key(self.claim.delivery_id, "comment", str(seq))
-        found = self._made_before(repo, number, key) if self.claim.attempt > 1 else None
+        found = self._made_before(self.inner.list_comments, repo, number, key)
         posted = found or self.inner.comment(repo, number, body, key=key)
         self.claim.record("comment", seq, Effect(repo, number, posted.id, posted.html_url))
         if found is not None:
             return self.inner.edit_comment(repo, found.id, with_key(body, key))
         return posted
 
-    def _made_before(self, repo: str, number: int, key: str) -> PostedComment | None:
-        listed = find_key(self.inner.list_comments(repo, number), key)
+    def _made_before(
+        self, listing: Callable[[str, int], list[ListedComment]], repo: str, number: int, key: str
+    ) -> PostedComment | None:
+        """On a rerun, what `listing` lists with the marker of `key`: a first run made nothing."""
+        if self.claim.attempt == 1:
+            return None
+        listed = find_key(listing(repo, number), key)
         return None if listed is None else PostedComment(listed.id, listed.html_url)
 
     def edit_comment(self, repo: str, comment_id: int, body: str) -> PostedComment:
@@ -103,13 +110,17 @@ class JournalForge:
         return self.inner.list_review_comments(repo, number)
 
     def reply_in_review_thread(
-        self, repo: str, number: int, comment_id: int, body: str
+        self, repo: str, number: int, comment_id: int, body: str, *, key: str | None = None
     ) -> PostedComment:
         seq, done = self._write("thread_reply")
         if done is not None and (done.repo, done.number) == (repo, number):
             return self.inner.edit_review_comment(repo, done.ref, body)
-        posted = self.inner.reply_in_review_thread(repo, number, comment_id, body)
+        key = key or derived_key(self.claim.delivery_id, "thread_reply", str(seq))  # as comment's
+        found = self._made_before(self.inner.list_review_comments, repo, number, key)
+        posted = found or self.inner.reply_in_review_thread(repo, number, comment_id, body, key=key)
         self.claim.record("thread_reply", seq, Effect(repo, number, posted.id, posted.html_url))
+        if found is not None:
+            return self.inner.edit_review_comment(repo, found.id, with_key(body, key))
         return posted
 
     def edit_review_comment(self, repo: str, comment_id: int, body: str) -> PostedComment:
@@ -125,20 +136,32 @@ class JournalForge:
         title: str,
         summary: str,
         details_url: str | None = None,
+        key: str | None = None,
     ) -> int:
         seq, done = self._write("check_run")
         if done is not None and done.repo == repo:
             return done.ref  # the killed run's check run goes on, not a second one beside it
-        ident = self.inner.create_check_run(
+        # Its `external_id`, the same on every run: one the killed run made unjournaled goes on.
+        key = key or derived_key(self.claim.delivery_id, "check_run", str(seq))
+        found = (
+            self.inner.find_check_run(repo, name=name, head_sha=head_sha, key=key)
+            if self.claim.attempt > 1
+            else None
+        )
+        ident = found or self.inner.create_check_run(
             repo,
             name=name,
             head_sha=head_sha,
             title=title,
             summary=summary,
             details_url=details_url,
+            key=key,
         )
         self.claim.record("check_run", seq, Effect(repo, 0, ident, ""))
         return ident
+
+    def find_check_run(self, repo: str, *, name: str, head_sha: str, key: str) -> int | None:
+        return self.inner.find_check_run(repo, name=name, head_sha=head_sha, key=key)
 
     def update_check_run(
         self,

@@ -38,9 +38,16 @@ class ConversationPort(Protocol):
         title: str,
         summary: str,
         details_url: str | None = None,
+        key: str | None = None,
     ) -> int:
-        """A check run in progress on commit `head_sha` (POST .../check-runs); its id. GitHub
-        answers 403 when the token lacks `checks: write`."""
+        """A check run in progress on commit `head_sha` (POST .../check-runs), `key` (a new one
+        when None) its `external_id`; its id. GitHub answers 403 when the token lacks
+        `checks: write`."""
+        ...
+
+    def find_check_run(self, repo: str, *, name: str, head_sha: str, key: str) -> int | None:
+        """The id of the check run named `name` on `head_sha` whose `external_id` is `key`, if
+        there is one (GET .../commits/SHA/check-runs, every run of that name)."""
         ...
 
     def update_check_run(
@@ -57,10 +64,11 @@ class ConversationPort(Protocol):
         ...
 
     def reply_in_review_thread(
-        self, repo: str, number: int, comment_id: int, body: str
+        self, repo: str, number: int, comment_id: int, body: str, *, key: str | None = None
     ) -> PostedComment:
         """A reply in the review thread of comment `comment_id` on pull request `number`'s diff
-        (POST .../pulls/N/comments/ID/replies)."""
+        (POST .../pulls/N/comments/ID/replies), ending with the marker of `key` (a new one when
+        None), so `list_review_comments` and `find_key` find it again."""
         ...
 
     def edit_review_comment(self, repo: str, comment_id: int, body: str) -> PostedComment:
@@ -108,6 +116,7 @@ class RecordingConversation:
         title: str,
         summary: str,
         details_url: str | None = None,
+        key: str | None = None,
     ) -> int:
         args = {"name": name, "head_sha": head_sha, "title": title, "summary": summary}
         self._record("create_check_run", repo=repo, details_url=details_url, **args)
@@ -115,7 +124,20 @@ class RecordingConversation:
             raise self._refusal(403, "POST", f"/repos/{repo}/check-runs", NOT_ACCESSIBLE)
         ident = self._new_id()
         self.check_runs[ident] = {"repo": repo, "status": "in_progress", "conclusion": None, **args}
+        self.check_runs[ident]["external_id"] = key
         return ident
+
+    def find_check_run(self, repo: str, *, name: str, head_sha: str, key: str) -> int | None:
+        self._record("find_check_run", repo=repo, name=name, head_sha=head_sha, key=key)
+        wanted = {"repo": repo, "name": name, "head_sha": head_sha, "external_id": key}
+        return next(
+            (
+                ident
+                for ident, run in sorted(self.check_runs.items())
+                if wanted.items() <= run.items()
+            ),
+            None,
+        )
 
     def update_check_run(
         self,
@@ -145,11 +167,13 @@ class RecordingConversation:
             run.update(status="completed", conclusion=conclusion)
 
     def reply_in_review_thread(
-        self, repo: str, number: int, comment_id: int, body: str
+        self, repo: str, number: int, comment_id: int, body: str, *, key: str | None = None
     ) -> PostedComment:
         self._record(
             "reply_in_review_thread", repo=repo, number=number, comment_id=comment_id, body=body
         )
+        if key is not None:
+            body = f"{body}\n\n<!-- freemad:key={key} -->"  # as the real forge marks it
         ident = self._new_id()
         self.thread_replies[ident] = (repo, number, comment_id, body)
         return self._in_thread(repo, number, ident)

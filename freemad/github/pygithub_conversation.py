@@ -2,7 +2,8 @@
 check runs, and replies in a pull request's review threads. Each is created once, as comments are
 (`pygithub_creates`): a reply ends with a hidden key, a check run carries one as its `external_id`,
 and before a retry that follows a 5xx or a lost answer FREE-MAD looks for it and takes what it
-finds instead of creating a second."""
+finds instead of creating a second. The caller may give the key (the journal derives it from
+the delivery, so a rerun finds what a killed run made: `find_check_run`, `list_review_comments`)."""
 
 from __future__ import annotations
 
@@ -53,8 +54,9 @@ class ConversationCalls:
         title: str,
         summary: str,
         details_url: str | None = None,
+        key: str | None = None,
     ) -> int:
-        key = new_key()
+        key = key or new_key()
         body: dict[str, Any] = {"name": name, "head_sha": head_sha, "status": "in_progress"}
         body.update(external_id=key, output={"title": title, "summary": summary})
         if details_url:
@@ -68,6 +70,10 @@ class ConversationCalls:
             recover=lambda: self._check_run_made(repo, name, head_sha, key),
         )
         return int(data["id"])
+
+    def find_check_run(self, repo: str, *, name: str, head_sha: str, key: str) -> int | None:
+        found = self._check_run_made(repo, name, head_sha, key)
+        return None if found is None else int(found["id"])
 
     def _check_run_made(
         self, repo: str, name: str, head_sha: str, key: str
@@ -111,10 +117,10 @@ class ConversationCalls:
         )
 
     def reply_in_review_thread(
-        self, repo: str, number: int, comment_id: int, body: str
+        self, repo: str, number: int, comment_id: int, body: str, *, key: str | None = None
     ) -> PostedComment:
         path = f"/pulls/{number}/comments/{comment_id}/replies"
-        key = new_key()
+        key = key or new_key()
         text = with_key(body, key)
 
         def posted_already() -> dict[str, Any] | None:
