@@ -12,8 +12,9 @@ process dies, lost only if the machine does.
 The drain is the spool's own thread (`Spool.drain` is also called on a graceful exit): it reads
 the frames appended since its last pass and hands them to `sink` (one transaction for all of
 them: the delivery log's `record_many` with each job, under the web edge's write gate), then
-empties the file once it has caught up. A frame is `length, CRC-32, payload`; a torn last frame
-(the process died inside its `write`, before any 202) is ignored.
+empties the file once it has caught up. A frame is `length, CRC-32, payload`. A frame that
+cannot be read back (only a `write` cut short leaves one, and no 202 answered it) stops the
+reading there: the frames before it are committed, and the file is renamed `.bad` for a person.
 
 A file outlives a process that dies (SIGKILL, out of memory). Each process holds an exclusive
 `flock` on its own file for as long as it lives, and every drain thread adopts the files whose
