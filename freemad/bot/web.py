@@ -142,11 +142,6 @@ class _Edge:
     def _enqueue(self, delivery: Delivery) -> tuple[Response, int]:
         delivery_id = delivery.delivery_id
         where = {"delivery_id": delivery_id, "event": delivery.event}
-        # Only local SQLite writes queue on the gate: an executor that might wait on something
-        # must not hold up every other acknowledgement meanwhile, and a log in Redis (with the
-        # queue there too) has no local writers to line up. An executor that does not say its
-        # submit is quick is taken to be slow. Both of ours only enqueue.
-        local = getattr(self.executor, "quick_submit", False) and self.deliveries.local_file
         if self.spool is not None and self.recorder is not None:
             try:
                 # A redelivery of what is committed is answered now; one that races its
@@ -162,6 +157,11 @@ class _Edge:
                 log.error("cannot keep the delivery: %s", exc, extra={**where, "status": 503})
                 return _error(503, "the delivery log is unavailable; redeliver later", delivery_id)
             return self._answer(delivery, where, True, submitted=True)
+        # Only local SQLite writes queue on the gate: an executor that might wait on something
+        # must not hold up every other acknowledgement meanwhile, and a log in Redis (with the
+        # queue there too) has no local writers to line up. An executor that does not say its
+        # submit is quick is taken to be slow. Both of ours only enqueue.
+        local = getattr(self.executor, "quick_submit", False) and self.deliveries.local_file
         try:
             with self.gate.held() if local else contextlib.nullcontext():
                 is_new = self.deliveries.record(delivery, status="queued")
