@@ -30,7 +30,6 @@ import atexit
 import contextlib
 import fcntl
 import functools
-import json
 import logging
 import os
 import secrets
@@ -42,6 +41,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from freemad.bot import fast_json
 from freemad.bot.ports import Delivery
 
 log = logging.getLogger("freemad.bot.spool")
@@ -64,18 +64,18 @@ class SpoolUnavailable(Exception):
 
 def encode(delivery: Delivery) -> bytes:
     """One frame: the delivery's fields as a JSON line, then its body as sent."""
-    head = json.dumps(
+    head = fast_json.dumps(
         [
             delivery.delivery_id,
             delivery.event,
             delivery.action,
             delivery.installation_id,
             delivery.repo,
-        ],
-        separators=(",", ":"),
-    ).encode("utf-8")
-    payload = head + b"\n" + delivery.body
-    return _FRAME.pack(len(payload), zlib.crc32(payload)) + payload
+        ]
+    )
+    head += b"\n"  # JSON escapes every control character in a string: the head is one line
+    checksum = zlib.crc32(delivery.body, zlib.crc32(head))
+    return b"".join((_FRAME.pack(len(head) + len(delivery.body), checksum), head, delivery.body))
 
 
 def decode(data: bytes) -> tuple[list[Delivery], int]:
@@ -94,7 +94,7 @@ def decode(data: bytes) -> tuple[list[Delivery], int]:
             log.error("spool frame at byte %d fails its checksum; the rest is skipped", at)
             break
         head, _, body = payload.partition(b"\n")
-        delivery_id, event, action, installation_id, repo = json.loads(head)
+        delivery_id, event, action, installation_id, repo = fast_json.loads(head)
         deliveries.append(Delivery(delivery_id, event, action, installation_id, repo, body))
         at = end
     return deliveries, at

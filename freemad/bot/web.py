@@ -8,9 +8,7 @@ happens at import time; `app_from_env()` is what gunicorn calls.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import hmac
-import json
 import logging
 import os
 import re
@@ -22,6 +20,7 @@ from typing import Any
 from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
+from freemad.bot import fast_json
 from freemad.bot.json_logs import configure_json_logging, scrub_secrets
 from freemad.bot.ports import Delivery, DeliveryLogUnavailable, DeliveryStore, Executor
 from freemad.bot.settings import BotSettings
@@ -31,6 +30,7 @@ from freemad.bot.write_gate import GateUnavailable, WriteGate
 log = logging.getLogger("freemad.bot.web")
 
 SIGNATURE_HEADER = "X-Hub-Signature-256"
+_SIGNATURE_KEY = "HTTP_X_HUB_SIGNATURE_256"  # the same header in the WSGI environ
 _SIGNATURE_PREFIX = "sha256="
 _HEADER_VALUE = re.compile(r"[A-Za-z0-9._:-]{1,200}")  # event names and delivery GUIDs
 _DAY = 24 * 3600.0
@@ -117,11 +117,13 @@ class _Edge:
             log.warning("unreadable body: %s", type(exc).__name__, extra={"status": 400})
             return _error(400, "the request body could not be read")
         # Nothing of the request is looked at until its signature holds.
-        if not verify_signature(self.secret, body, request.headers.get(SIGNATURE_HEADER)):
+        # The WSGI environ's header values: what `request.headers` reads, without its lookup.
+        environ = request.environ
+        if not verify_signature(self.secret, body, environ.get(_SIGNATURE_KEY)):
             log.warning("webhook signature missing or wrong", extra={"status": 401})
             return _error(401, f"missing or wrong {SIGNATURE_HEADER} signature")
-        event = request.headers.get("X-GitHub-Event", "")
-        delivery_id = request.headers.get("X-GitHub-Delivery", "")
+        event = environ.get("HTTP_X_GITHUB_EVENT", "")
+        delivery_id = environ.get("HTTP_X_GITHUB_DELIVERY", "")
         if not _HEADER_VALUE.fullmatch(event) or not _HEADER_VALUE.fullmatch(delivery_id):
             return _error(400, "X-GitHub-Event and X-GitHub-Delivery are required")
         payload = _parse_object(body)
@@ -192,7 +194,7 @@ class _Edge:
                 )
         # At DEBUG: the access line (stdout) already says so, with the delivery and its event.
         log.debug("accepted", extra={**where, "status": "queued"})
-        return jsonify({"accepted": delivery_id}), 202
+        return _accepted(delivery_id), 202
 
     def healthz(self) -> tuple[Response, int]:
         now = time.time()
@@ -263,16 +265,24 @@ def verify_signature(secret: bytes, body: bytes, header: str | None) -> bool:
     """True when `header` is `sha256=` + the HMAC-SHA256 of `body` under `secret`."""
     if not header or not header.startswith(_SIGNATURE_PREFIX):
         return False
-    expected = _SIGNATURE_PREFIX + hmac.new(secret, body, hashlib.sha256).hexdigest()
-    return hmac.compare_digest(expected.encode("ascii"), header.encode("utf-8", "replace"))
+    expected = hmac.digest(secret, body, "sha256").hex().encode("ascii")
+    given = header[len(_SIGNATURE_PREFIX) :].encode("utf-8", "replace")
+    return hmac.compare_digest(expected, given)
 
 
 def _parse_object(body: bytes) -> dict[str, Any] | None:
+    """The payload, if it is a JSON object (only a few of its fields are read: `_delivery`)."""
     try:
-        payload = json.loads(body)
+        payload = fast_json.loads(body)
     except (ValueError, RecursionError):  # bad UTF-8 or JSON; absurd nesting
         return None
     return payload if isinstance(payload, dict) else None
+
+
+def _accepted(delivery_id: str) -> Response:
+    """What `jsonify` answers for an accepted delivery, byte for byte, at a fraction of its cost."""
+    body = fast_json.dumps({"accepted": delivery_id}) + b"\n"
+    return Response(body, mimetype="application/json")
 
 
 def _delivery(delivery_id: str, event: str, payload: dict[str, Any], body: bytes) -> Delivery:

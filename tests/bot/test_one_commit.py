@@ -125,6 +125,30 @@ def test_a_job_that_cannot_be_written_takes_its_delivery_with_it(env: Env) -> No
     assert env.deliveries.status("d-2") == "queued" and jobs_in(path) == 1
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"action": "opened", "score": NaN}',
+        b'\xef\xbb\xbf{"action": "opened"}',
+    ],
+    ids=["nan", "byte-order-mark"],
+)
+def test_a_payload_only_the_standard_json_reads_is_kept_like_any_other(
+    env: Env, body: bytes
+) -> None:
+    # The edge reads payloads with orjson, which refuses these; Python's json takes them, and
+    # so did the edge before orjson: they are accepted, spooled and recorded as before.
+    env.register(Scripted())
+    client = client_for(env)
+    response = client.post("/webhook", data=body, headers=signed_headers(body, "odd-1"))
+    assert (response.status_code, response.get_json()) == (202, {"accepted": "odd-1"})
+    commit(client)
+    kept = env.deliveries.get("odd-1")
+    assert kept is not None and kept.body == body
+    assert jobs_in(env.settings.deliveries_path) == 1
+    assert kept.action == "opened"
+
+
 def test_a_redelivery_or_a_replay_queues_no_second_job(env: Env) -> None:
     env.register(Scripted())
     client = client_for(env)

@@ -68,6 +68,18 @@ def test_frames_are_read_back_whole_or_not_at_all() -> None:
     assert decode(bytes(flipped)) == ([first], len(encode(first)))
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["line\nbreak\r\u2028", "lone \ud800 surrogate", "tab\tand nul\x00", "\u00e9\U0001f600"],
+    ids=["newlines", "lone-surrogate", "controls", "non-ascii"],
+)
+def test_any_action_and_repository_a_payload_names_come_back_as_they_were(text: str) -> None:
+    # The head is one JSON line before the body: nothing in a payload's strings may end it
+    # early, and a lone surrogate (which orjson will not write) is written all the same.
+    kept = Delivery("s-1", "issues", text, 2**40, text, b"{}")
+    assert decode(encode(kept)) == ([kept], len(encode(kept)))
+
+
 def test_a_burst_is_committed_in_few_transactions_each_delivery_with_its_job(env: Env) -> None:
     sink = Sink(recorder(env))
     spool = Spool(env.settings.state_dir / "spool", sink)

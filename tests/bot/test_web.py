@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from flask import Flask
+from flask import Flask, jsonify
 from flask.testing import FlaskClient
 
 from freemad.bot.deliveries import DeliveryLog
@@ -176,6 +176,22 @@ def test_github_examples_are_accepted_once(bot: Bot, path: Path) -> None:
     assert delivery.action == payload.get("action")
     assert delivery.repo == (payload.get("repository") or {}).get("full_name")
     assert delivery.installation_id == (payload.get("installation") or {}).get("id")
+
+
+def test_the_acceptance_is_what_jsonify_would_answer_byte_for_byte(bot: Bot) -> None:
+    body = json.dumps(labeled_issue()).encode()
+    headers = {
+        "Content-Type": "application/json",
+        "X-GitHub-Event": "issues",
+        "X-GitHub-Delivery": "bytes-1",
+        "X-Hub-Signature-256": sign(body),
+    }
+    response = bot.client.post("/webhook", data=body, headers=headers)
+    with bot.app.app_context():
+        expected = jsonify({"accepted": "bytes-1"})
+    assert response.status_code == 202
+    assert response.get_data() == expected.get_data() == b'{"accepted":"bytes-1"}\n'
+    assert response.headers["Content-Type"] == expected.headers["Content-Type"]
 
 
 def test_own_payload_is_parsed_into_the_delivery(bot: Bot) -> None:
