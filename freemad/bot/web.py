@@ -286,21 +286,33 @@ def _accepted(delivery_id: str) -> Response:
 
 
 def _delivery(delivery_id: str, event: str, payload: dict[str, Any], body: bytes) -> Delivery:
-    action = payload.get("action")
+    """The delivery with the fields the log keeps, each of them only if SQLite can store it:
+    the spool commits a batch at a time, and one value it cannot bind (a lone surrogate, an
+    integer past 64 bits) would hold back every delivery after it."""
     installation = payload.get("installation")
     repository = payload.get("repository")
     installation_id = installation.get("id") if isinstance(installation, dict) else None
-    repo = repository.get("full_name") if isinstance(repository, dict) else None
     return Delivery(
         delivery_id=delivery_id,
         event=event,
-        action=action if isinstance(action, str) else None,
+        action=_text(payload.get("action")),
         installation_id=installation_id
-        if isinstance(installation_id, int) and not isinstance(installation_id, bool)
+        if type(installation_id) is int and 0 <= installation_id < 2**63
         else None,
-        repo=repo if isinstance(repo, str) else None,
+        repo=_text(repository.get("full_name")) if isinstance(repository, dict) else None,
         body=body,
     )
+
+
+def _text(value: object) -> str | None:
+    """`value` if it is a string SQLite can store (UTF-8: no lone surrogate), else None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value
 
 
 def _error(code: int, message: str, delivery_id: str | None = None) -> tuple[Response, int]:
