@@ -10,8 +10,10 @@ use). All run at once; the load goes to one at a time, rotating which goes first
 Each sender thread keeps one HTTP/1.1 connection and posts signed deliveries of a realistic size
 (an issue_comment payload of about 8 KB), each with its own delivery id. Latency is from sending
 the request to reading the whole answer. Closed loop: back to back; open loop: each sender on a
-schedule. CPU per acknowledgement: the server's processes' user + system time over the volley
-(gunicorn's master, its workers, and workers it reaped meanwhile), divided by the deliveries.
+schedule. CPU per acknowledgement: the server's processes' user + system time (gunicorn's
+master, its workers, and workers it reaped meanwhile) from the volley's first request until the
+server is idle again, divided by the deliveries: work deferred past the answers (the bot's spool
+commit, its WAL checkpoint) is counted, and the next volley starts only once it is done.
 Every delivery must get a 202 and be in the server's database afterwards: both are counted, and so
 is each delivery sent that got no answer at all (a reset, or a connection closed under it).
 `--stack-floor` adds a server: the bot's gunicorn settings serving a Flask app that only
@@ -49,7 +51,15 @@ from typing import Any
 
 import bot_ack_asgi
 from _common import console_script, emit, free_port, machine, progress, summary, wait_ready
-from bot_ack_figures import children, floor_ratios, p99, peer_ratios, rss_kib, tree_cpu
+from bot_ack_figures import (
+    children,
+    floor_ratios,
+    p99,
+    peer_ratios,
+    rss_kib,
+    settled_cpu,
+    tree_cpu,
+)
 
 SECRET = "benchmark-secret"
 BUDGET_P99_MS = 50.0
@@ -163,7 +173,9 @@ def sender(
 def volley(
     target: Target, senders: int, per_sender: int, rate: float = 0.0
 ) -> tuple[list[float], float, float]:
-    """Latencies (ms), wall seconds and server CPU seconds of one volley at `target`."""
+    """Latencies (ms), wall seconds and server CPU seconds of one volley at `target`: the
+    seconds from the first request to the last answer, the CPU until the server is idle again
+    (what it defers past its answers is its own cost)."""
     body = payload()
     latencies: list[float] = []
     threads = [
@@ -179,7 +191,7 @@ def volley(
     for thread in threads:
         thread.join()
     seconds = time.perf_counter() - began
-    return latencies, seconds, tree_cpu(target.process.pid) - cpu
+    return latencies, seconds, settled_cpu(target.process.pid) - cpu
 
 
 def peer_python(given: str | None) -> str:

@@ -4,6 +4,7 @@ ratios of one server's figures to another's (the peer's, the stack floor's)."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +43,30 @@ def tree_cpu(pid: int) -> float:
     return total / _TICK
 
 
+def settled_cpu(pid: int, *, window: float = 0.25, windows: int = 3, idle: float = 0.004) -> float:
+    """`tree_cpu` once the server has been idle (under `idle` seconds of CPU in each of
+    `windows` windows of `window` seconds in a row, at most 60 s): the work it does after its
+    last answer (the bot's spool commits about 50 ms later, its WAL checkpoint 200 ms after
+    that) is counted as its own, and never runs during the next server's volley."""
+    last = tree_cpu(pid)
+    quiet = 0
+    deadline = time.monotonic() + 60
+    while quiet < windows and time.monotonic() < deadline:
+        time.sleep(window)
+        now = tree_cpu(pid)
+        quiet = quiet + 1 if now - last < idle else 0
+        last = now
+    return last
+
+
 def _stat(pid: int) -> list[str]:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
 
 
 def peer_ratios(ours: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
     def ratio(path: tuple[str, ...]) -> float:
-        a, b = ours, peer
+        a: Any = ours
+        b: Any = peer
         for key in path:
             a, b = a[key], b[key]
         return round(float(a) / float(b), 2)
