@@ -15,6 +15,8 @@ them: the delivery log's `record_many` with each job, under the web edge's write
 empties the file once it has caught up. A frame is `length, CRC-32, payload`. A frame that
 cannot be read back (only a `write` cut short leaves one, and no 202 answered it) stops the
 reading there: the frames before it are committed, and the file is renamed `.bad` for a person.
+A delivery the log refuses while the others of its batch go in (not an outage: a value it
+cannot store) is written to a `.rejected` file for a person, so that it holds back no other.
 
 A file outlives a process that dies (SIGKILL, out of memory). Each process holds an exclusive
 `flock` on its own file for as long as it lives, and every drain thread adopts the files whose
@@ -50,6 +52,7 @@ _FRAME = struct.Struct(">II")  # the payload's length, its CRC-32
 _SUFFIX = ".spool"  # a process's file, named by its pid and a random part
 _HIDDEN = ".new"  # the same before it is locked: no adopter looks at it
 _BAD = ".bad"  # a file with frames that cannot be read, set aside for a person
+_REJECTED = ".rejected"  # deliveries the log refused alone while others went in, for a person
 LINGER = 0.05  # seconds from an append to the drain that commits it with those that followed
 ADOPT_EVERY = 1.0  # seconds between looks for files left by processes that died
 RETRY_FIRST, RETRY_MAX = 0.1, 5.0  # seconds, after a sink that failed: doubling up to the max
@@ -104,9 +107,18 @@ class Spool:
     """Deliveries appended to this process's file in `directory`, committed by `sink` from a
     thread of this process (started with the first append after each fork)."""
 
-    def __init__(self, directory: Path, sink: Sink) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        sink: Sink,
+        *,
+        outage: tuple[type[BaseException], ...] = (Exception,),
+    ) -> None:
+        """`outage`: what `sink` raises when the log is out of reach (every frame is tried again
+        later). Anything else it raises may be one frame's doing: see `_commit`."""
         self.directory = directory
         self.sink = sink
+        self.outage = outage
         self._lock = threading.Lock()  # the file, its size and the drained offset
         self._drain_lock = threading.Lock()  # one drain at a time in this process
         self._wake = threading.Event()
@@ -223,7 +235,7 @@ class Spool:
         data = os.pread(fd, end - start, start)
         deliveries, used = decode(data)
         if deliveries:
-            self.sink(deliveries)
+            self._commit(deliveries)
         with self._lock:
             self._drained += used
             if used < len(data):
@@ -267,7 +279,7 @@ class Spool:
                     continue  # its process is alive
                 deliveries, used = decode(_read_all(fd))
                 if deliveries:
-                    self.sink(deliveries)
+                    self._commit(deliveries)
                     log.info("adopted %d deliveries from %s", len(deliveries), path.name)
                 found += len(deliveries)
                 if used < os.fstat(fd).st_size:
@@ -280,6 +292,47 @@ class Spool:
             finally:
                 os.close(fd)
         return found
+
+    def _commit(self, deliveries: Sequence[Delivery]) -> None:
+        """`sink(deliveries)`. When it fails with something other than an outage, each delivery
+        is tried alone, and those that fail alone while another succeeds are set aside in a
+        `.rejected` file (the spool's own format: renamed to `.spool`, it is adopted again):
+        one delivery the log cannot take must not hold back every one after it. When none
+        succeeds alone, the failure is taken for the log's own, and raised: all are tried again
+        later (those committed alone meanwhile are then duplicates, and queue nothing)."""
+        try:
+            self.sink(deliveries)
+            return
+        except self.outage:
+            raise
+        except Exception as exc:
+            first = exc
+        failed: list[tuple[Delivery, Exception]] = []
+        for delivery in deliveries:
+            try:
+                self.sink([delivery])
+            except self.outage:
+                raise
+            except Exception as exc:
+                failed.append((delivery, exc))
+        if len(failed) == len(deliveries):
+            raise first
+        if failed:
+            self._reject(failed)
+
+    def _reject(self, failed: Sequence[tuple[Delivery, Exception]]) -> None:
+        path = self.directory / f"{os.getpid()}-{secrets.token_hex(6)}{_REJECTED}"
+        # Private, as the spool's own files are: the bodies are the repositories' events.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as kept:
+            kept.write(b"".join(encode(delivery) for delivery, _ in failed))
+        for delivery, exc in failed:
+            log.error(
+                "delivery %s cannot be recorded (%s); kept in %s",
+                delivery.delivery_id,
+                type(exc).__name__,
+                path.name,
+            )
 
     def close(self) -> None:
         """Commit everything this process appended and stop its thread (a graceful exit). If the

@@ -85,7 +85,11 @@ class _Edge:
         self.spool = (
             None
             if self.recorder is None
-            else Spool(Path(settings.state_dir) / "spool", self._commit)
+            else Spool(
+                Path(settings.state_dir) / "spool",
+                self._commit,
+                outage=(DeliveryLogUnavailable, GateUnavailable),
+            )
         )
 
     def _commit(self, deliveries: Sequence[Delivery]) -> None:

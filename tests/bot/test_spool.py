@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from freemad.bot import spool as spool_module
 from freemad.bot.executors import LocalExecutor
 from freemad.bot.ports import Delivery, DeliveryLogUnavailable
 from freemad.bot.queue import waiting
@@ -286,3 +287,75 @@ def test_appends_during_an_outage_do_not_hurry_the_retries(env: Env) -> None:
     sink.failures = 0
     spool.close()
     assert all(env.deliveries.status(f"o-{n}") == "queued" for n in range(40))
+
+
+class Refusing(Sink):
+    """The web edge's sink, except that a batch holding one of `refused` fails as SQLite fails
+    on a value it cannot bind (not an outage), or every batch does with `refused` None."""
+
+    def __init__(self, record: JobRecorder, refused: set[str] | None) -> None:
+        super().__init__(record)
+        self.refused = refused
+
+    def __call__(self, deliveries: Sequence[Delivery]) -> None:
+        ids = {d.delivery_id for d in deliveries}
+        if self.refused is None or ids & self.refused:
+            self.batches.append(sorted(ids))
+            raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
+        super().__call__(deliveries)
+
+
+def test_a_delivery_the_log_refuses_is_set_aside_and_holds_back_no_other(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(spool_module, "LINGER", 600.0)  # its thread waits: these drains are ours
+    directory = env.settings.state_dir / "spool"
+    record = recorder(env)
+    spool = Spool(directory, Refusing(record, {"p-2"}), outage=(DeliveryLogUnavailable,))
+    for n in (1, 2, 3):
+        spool.append(issue(f"p-{n}"))
+    spool.drain()
+    assert [env.deliveries.status(f"p-{n}") for n in (1, 2, 3)] == ["queued", None, "queued"]
+    [rejected] = directory.glob("*.rejected")
+    assert decode(rejected.read_bytes())[0] == [issue("p-2")]
+    assert rejected.stat().st_mode & 0o777 == 0o600  # as private as the spool's own files
+    spool.close()
+    # What a person does once the cause is fixed: the file becomes a spool file again.
+    rejected.rename(rejected.with_suffix(".spool"))
+    assert Spool(directory, Sink(record)).adopt() == 1
+    assert env.deliveries.status("p-2") == "queued" and len(waiting(env.huey)) == 3
+
+
+def test_when_no_delivery_goes_in_alone_nothing_is_set_aside(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(spool_module, "LINGER", 600.0)  # its thread waits: these drains are ours
+    # Every delivery failing alone is the log's failure, not theirs: all are tried again later.
+    directory = env.settings.state_dir / "spool"
+    sink = Refusing(recorder(env), None)
+    spool = Spool(directory, sink, outage=(DeliveryLogUnavailable,))
+    spool.append(issue("n-1"))
+    spool.append(issue("n-2"))
+    with pytest.raises(UnicodeEncodeError):
+        spool.drain()
+    assert list(directory.glob("*.rejected")) == []
+    sink.refused = set()  # fixed
+    spool.drain()
+    assert env.deliveries.status("n-1") == env.deliveries.status("n-2") == "queued"
+    spool.close()
+
+
+def test_an_outage_is_not_taken_for_a_refused_delivery(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(spool_module, "LINGER", 600.0)  # its thread waits: these drains are ours
+    sink = Sink(recorder(env), failures=1)
+    spool = Spool(env.settings.state_dir / "spool", sink, outage=(DeliveryLogUnavailable,))
+    spool.append(issue("o-1"))
+    spool.append(issue("o-2"))
+    with pytest.raises(DeliveryLogUnavailable):
+        spool.drain()
+    assert sink.batches == [["o-1", "o-2"]]  # not tried one by one: the log is down
+    spool.drain()
+    assert sink.batches[-1] == ["o-1", "o-2"] and len(waiting(env.huey)) == 2
+    spool.close()
