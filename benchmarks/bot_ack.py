@@ -226,6 +226,10 @@ def start_ours(
 ) -> Target:
     """The bot as `freemad bot serve` runs it, or (`candidate`) on one of bot_ack_asgi's
     servers with the same gunicorn settings otherwise, or (`tree`) another checkout's bot."""
+    if tree is not None:
+        tree = tree.resolve()
+        if not (tree / "freemad" / "__init__.py").is_file():
+            sys.exit(f"--baseline-tree: no freemad package in {tree}")
     name = candidate or (f"tree_{tree.name}" if tree is not None else "freemad")
     port = free_port()
     env = {
@@ -358,10 +362,7 @@ def main() -> None:
                 targets.append(start_peer(Path(folder), python))
             if args.stack_floor:
                 targets.append(start_stack_floor(Path(folder), args.workers))
-            for given in args.baseline_tree:
-                tree = given.resolve()
-                if not (tree / "freemad" / "__init__.py").is_file():
-                    sys.exit(f"--baseline-tree: no freemad package in {tree}")
+            for tree in args.baseline_tree:
                 targets.append(start_ours(Path(folder), args.workers, args.max_requests, tree=tree))
             if args.asgi:
                 for candidate in bot_ack_asgi.CANDIDATES:
