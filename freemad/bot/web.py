@@ -301,7 +301,7 @@ def _delivery(delivery_id: str, event: str, payload: dict[str, Any], body: bytes
         event=event,
         action=_text(payload.get("action")),
         installation_id=installation_id
-        if type(installation_id) is int and 0 <= installation_id < 2**63
+        if type(installation_id) is int and -(2**63) <= installation_id < 2**63
         else None,
         repo=_text(repository.get("full_name")) if isinstance(repository, dict) else None,
         body=body,
