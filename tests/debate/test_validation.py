@@ -18,9 +18,10 @@ from freemad.debate.validation import (
 )
 from freemad.sandbox import code_sandbox
 from freemad.sandbox.host import network_isolation
+from tests.conftest import SANDBOX
 
-# What `security.sandbox: auto` chooses for code.
-AUTO = code_sandbox("auto")
+# What `security.sandbox: auto` chooses for code; the host, on purpose, where bwrap cannot run.
+AUTO = code_sandbox(SANDBOX)
 
 
 def test_python_is_found_in_fences_or_as_plain_code() -> None:

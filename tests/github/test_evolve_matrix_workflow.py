@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from freemad.github.standin import StandIn
+from tests.conftest import SANDBOX
 from tests.evolve.runs import CALC, PY, git, make_repo
 from tests.github.steps import run_script
 
@@ -41,7 +42,7 @@ def config_text() -> str:
                 "timeout": 60,
             }
         ],
-        "security": {"cli_allowed_commands": ["freemad-evolve-mock"]},
+        "security": {"cli_allowed_commands": ["freemad-evolve-mock"], "sandbox": SANDBOX},
         "evolve": {
             "variation": {"mode": "single_agent", "agent_id": "worker"},
             "judge": {

@@ -24,6 +24,7 @@ from freemad.github.standin import StandIn
 from freemad.store import SqliteStore
 from freemad.tasks.task_runner import TaskRunner
 from freemad.wiring import ADAPTERS
+from tests.conftest import SANDBOX
 
 PY = sys.executable
 REPO = "octo/widgets"
@@ -82,7 +83,7 @@ def job(tmp_path: Path) -> Iterator[Job]:
             {"id": "reviewer", "cli_command": mock("--approve"), "roles": ["reviewer"]},
             {"id": "coder", "cli_command": coder, "roles": ["implementer"]},
         ],
-        "security": {"cli_allowed_commands": ["freemad-task-mock"]},
+        "security": {"cli_allowed_commands": ["freemad-task-mock"], "sandbox": SANDBOX},
         "task": {
             "store_path": str(tmp_path / "state" / "tasks.db"),
             "artifacts_dir": str(tmp_path / "state" / "artifacts"),
