@@ -134,9 +134,11 @@ class LivePage:
         return result.get("result", {}).get("value")
 
     def wait_for(self, expression: str, what: str, seconds: float = 30) -> Any:
+        """`expression`'s value once it is true in a page parsed to its end: an element the parser
+        has reached may still lack the children it has not (a table's last rows)."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
-            value = self.evaluate(expression)
+            value = self.evaluate(f"document.readyState === 'complete' && ({expression})")
             if value:
                 return value
             time.sleep(0.1)
