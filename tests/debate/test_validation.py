@@ -21,7 +21,7 @@ from freemad.sandbox.host import network_isolation
 from tests.conftest import SANDBOX
 
 # What `security.sandbox: auto` chooses for code; the host, on purpose, where bwrap cannot run.
-AUTO = code_sandbox(SANDBOX)
+CODE_SANDBOX = code_sandbox(SANDBOX)
 
 
 def test_python_is_found_in_fences_or_as_plain_code() -> None:
@@ -48,18 +48,18 @@ def test_syntax_check_never_runs_the_code(tmp_path: Path) -> None:
 
 
 def test_the_sandbox_runs_in_a_child_with_a_time_limit() -> None:
-    result = run_sandboxed("import time\ntime.sleep(60)", timeout_ms=500, sandbox=AUTO)
+    result = run_sandboxed("import time\ntime.sleep(60)", timeout_ms=500, sandbox=CODE_SANDBOX)
     assert result["timed_out"] is True and result["ok"] is False
-    result = run_sandboxed("print('hi')", timeout_ms=10_000, sandbox=AUTO)
+    result = run_sandboxed("print('hi')", timeout_ms=10_000, sandbox=CODE_SANDBOX)
     assert result["ok"] is True and result["exit_code"] == 0
-    result = run_sandboxed("raise SystemExit(3)", timeout_ms=10_000, sandbox=AUTO)
+    result = run_sandboxed("raise SystemExit(3)", timeout_ms=10_000, sandbox=CODE_SANDBOX)
     assert result["exit_code"] == 3 and result["ok"] is False
 
 
 def test_the_sandbox_has_no_secrets_in_its_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FREEMAD_TEST_SECRET", "hunter2")
     source = "import os, sys\nsys.exit(7 if 'FREEMAD_TEST_SECRET' in os.environ else 0)"
-    assert run_sandboxed(source, timeout_ms=10_000, sandbox=AUTO)["exit_code"] == 0
+    assert run_sandboxed(source, timeout_ms=10_000, sandbox=CODE_SANDBOX)["exit_code"] == 0
     assert os.environ["FREEMAD_TEST_SECRET"] == "hunter2"
 
 
@@ -76,7 +76,7 @@ def test_the_sandbox_cannot_open_a_socket_to_the_outside() -> None:
         "sys.exit(9)\n"
     )
     with server:
-        result = run_sandboxed(source, timeout_ms=10_000, sandbox=AUTO)
+        result = run_sandboxed(source, timeout_ms=10_000, sandbox=CODE_SANDBOX)
     assert result["network_isolated"] is True
     assert result["exit_code"] == 0, result
 
@@ -88,7 +88,7 @@ def test_validation_reports_each_final_answer_and_a_confidence_for_the_winner() 
         "prose": "Forty-two.",
     }
     report, confidence = validate_answers(
-        solutions, "bad", ValidationConfig(enable_sandbox=True), AUTO
+        solutions, "bad", ValidationConfig(enable_sandbox=True), CODE_SANDBOX
     )
     assert report["good"]["syntax_ok"] is True and report["good"]["sandbox"]["ok"] is True
     assert report["bad"]["syntax_ok"] is False and "sandbox" not in report["bad"]

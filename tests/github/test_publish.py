@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import yaml
 
-from freemad.config import FreemadConfig, parse_config
+from freemad.config import FreemadConfig
 from freemad.errors import UsageError
 from freemad.github.forge import RecordingForge
 from freemad.github.publish import publish_task, stash_task_branch
@@ -24,7 +23,7 @@ from freemad.github.standin import StandIn
 from freemad.store import SqliteStore
 from freemad.tasks.task_runner import TaskRunner
 from freemad.wiring import ADAPTERS
-from tests.conftest import SANDBOX
+from tests.conftest import make_config
 
 PY = sys.executable
 REPO = "octo/widgets"
@@ -77,21 +76,20 @@ def job(tmp_path: Path) -> Iterator[Job]:
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
     git(seed, "push", "-q", str(bare), "main")
     coder = mock("--write", "src/calc.py=def add(a, b): return a + b")
-    data = {
-        "agents": [
-            {"id": "planner", "cli_command": mock("--approve"), "roles": ["planner", "researcher"]},
-            {"id": "reviewer", "cli_command": mock("--approve"), "roles": ["reviewer"]},
-            {"id": "coder", "cli_command": coder, "roles": ["implementer"]},
-        ],
-        "security": {"cli_allowed_commands": ["freemad-task-mock"], "sandbox": SANDBOX},
-        "task": {
+    agents = [
+        {"id": "planner", "cli_command": mock("--approve"), "roles": ["planner", "researcher"]},
+        {"id": "reviewer", "cli_command": mock("--approve"), "roles": ["reviewer"]},
+        {"id": "coder", "cli_command": coder, "roles": ["implementer"]},
+    ]
+    config = make_config(  # only freemad-task-mock allowed; bubblewrap where it runs
+        agents,
+        task={
             "store_path": str(tmp_path / "state" / "tasks.db"),
             "artifacts_dir": str(tmp_path / "state" / "artifacts"),
             "worktrees_dir": str(tmp_path / "worktrees"),
             "tool_policy": {"allow_workspace_write": True, "allowed_write_roots": ["src"]},
         },
-    }
-    config = parse_config(yaml.safe_dump(data))
+    )
     store = SqliteStore(config.task.store_path, config.task.artifacts_dir)
     yield Job(tmp_path, bare, config, store)
     store.close()
