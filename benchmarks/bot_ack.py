@@ -19,6 +19,9 @@ is each delivery sent that got no answer at all (a reset, or a connection closed
 `--stack-floor` adds a server: the bot's gunicorn settings serving a Flask app that only
 answers 202 (`bot_ack_floor_app.py`), what the stack costs before the bot does anything; the
 bot's targets are set against it (closed-loop p99 at most 1.1x, throughput at least 0.9x).
+`--durable-floor` adds the same settings serving `bot_ack_floor_app.py`'s `durable` app: the
+signature checked, the body parsed, one SQLite row committed before the 202, as the peer does;
+the least a bot on this stack does to keep what it acknowledges.
 `--asgi` adds the same bot on ASGI servers run by gunicorn (`bot_ack_asgi.py`): uvicorn's
 worker and gunicorn's own, the Flask app wrapped by a2wsgi. `--baseline-tree DIR` (repeatable)
 adds the bot of another checkout, named `tree_` + the folder's name (its `freemad` package first
@@ -26,8 +29,8 @@ on `PYTHONPATH`, same interpreter and settings), so a change is measured before 
 run: e.g. `git archive main | tar -x -C DIR`.
 
 Run: .venv/bin/python benchmarks/bot_ack.py [--senders 16] [--per-sender 100] [--rounds 3]
-     [--workers N] [--rate 10] [--no-peer] [--max-requests N] [--stack-floor] [--asgi]
-     [--baseline-tree DIR]
+     [--workers N] [--rate 10] [--no-peer] [--max-requests N] [--stack-floor] [--durable-floor]
+     [--asgi] [--baseline-tree DIR]
 (--workers defaults to the bot's own default, CPUs + 1.)
 """
 
@@ -66,6 +69,8 @@ BUDGET_P99_MS = 50.0
 ROOT = Path(__file__).resolve().parents[1]
 PEER_VENV = ROOT / ".cache" / "bench-venv"
 PEER_PACKAGES = ("gidgethub", "aiohttp")
+FLOOR = "flask_gunicorn_floor"
+DURABLE_FLOOR = "flask_gunicorn_durable_floor"
 
 
 def payload() -> bytes:
@@ -263,16 +268,22 @@ def start_ours(
     return target
 
 
-def start_stack_floor(folder: Path, workers: int) -> Target:
+def start_stack_floor(folder: Path, workers: int, *, durable: bool = False) -> Target:
+    """A floor app of `bot_ack_floor_app.py` under the bot's gunicorn settings: `app`, or
+    `durable` (recording each delivery in its own database)."""
     port = free_port()
+    db = folder / "durable-floor.sqlite3" if durable else None
     env = {**os.environ, "FREEMAD_WEBHOOK_SECRET": SECRET, "HOME": str(folder)}
+    if db is not None:
+        env["BOT_ACK_FLOOR_DB"] = str(db)
     command = [sys.executable, "-m", "gunicorn", "-c", "python:freemad.bot.gunicorn_conf"]
     command += ["--pythonpath", str(Path(__file__).parent), "-w", str(workers)]
-    command += ["-b", f"127.0.0.1:{port}", "bot_ack_floor_app:app"]
+    command += ["-b", f"127.0.0.1:{port}", f"bot_ack_floor_app:{'durable' if durable else 'app'}"]
     process = subprocess.Popen(
         command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    target = Target("flask_gunicorn_floor", process, port, None)
+    name = DURABLE_FLOOR if durable else FLOOR
+    target = Target(name, process, port, db)
     wait_ready(port, process, "/healthz")
     return target
 
@@ -340,6 +351,11 @@ def arguments() -> argparse.Namespace:
         "--stack-floor", action="store_true", help="also Flask + gunicorn answering 202 alone"
     )
     parser.add_argument(
+        "--durable-floor",
+        action="store_true",
+        help="also Flask + gunicorn committing each delivery as one SQLite row before its 202",
+    )
+    parser.add_argument(
         "--asgi", action="store_true", help="also the bot on uvicorn's and gunicorn's ASGI workers"
     )
     parser.add_argument(
@@ -362,6 +378,8 @@ def main() -> None:
                 targets.append(start_peer(Path(folder), python))
             if args.stack_floor:
                 targets.append(start_stack_floor(Path(folder), args.workers))
+            if args.durable_floor:
+                targets.append(start_stack_floor(Path(folder), args.workers, durable=True))
             for tree in args.baseline_tree:
                 targets.append(start_ours(Path(folder), args.workers, args.max_requests, tree=tree))
             if args.asgi:
@@ -423,7 +441,7 @@ def main() -> None:
 def comparisons(
     results: dict[str, dict[str, Any]], python: str | None, asgi: bool
 ) -> dict[str, Any]:
-    """Each server's ratios to the peer and to the stack's floor, as far as they ran."""
+    """Each server's ratios to the peer and to the stack's floors, as far as they ran."""
     out: dict[str, Any] = {}
     if python is not None:
         peer = results["gidgethub_aiohttp"]
@@ -432,13 +450,17 @@ def comparisons(
         for name, result in results.items():
             if name not in ("freemad", "gidgethub_aiohttp"):
                 out[f"ratios_{name}_over_peer"] = peer_ratios(result, peer)
-    floor = results.get("flask_gunicorn_floor")
-    if floor is not None:
-        out["ratios_over_floor"] = {
-            name: floor_ratios(result, floor)
-            for name, result in results.items()
-            if name != "flask_gunicorn_floor"
-        }
+    for floor_name, key in (
+        (FLOOR, "ratios_over_floor"),
+        (DURABLE_FLOOR, "ratios_over_durable_floor"),
+    ):
+        floor = results.get(floor_name)
+        if floor is not None:
+            out[key] = {
+                name: floor_ratios(result, floor)
+                for name, result in results.items()
+                if name not in (FLOOR, DURABLE_FLOOR)
+            }
     if asgi:
         out["asgi_versions"] = bot_ack_asgi.versions()
     return out

@@ -2,15 +2,16 @@
 
 `bot_ack.py` sums a few long volleys per server, which is what the tables in docs/benchmarks.md
 report; a change worth a few percent of CPU drowns in the spread between two such runs on a
-shared machine. This script starts the stack's floor (Flask + gunicorn answering 202), the
-installed bot and the bot of each `--baseline-tree`, then sends each of them `--volleys` short
-closed-loop volleys (16 senders x `--per-sender` deliveries), in a new random order every turn,
-and prints each server's median CPU per acknowledgement (counted until the server is idle
+shared machine. This script starts the stack's floor (Flask + gunicorn answering 202), with
+`--durable-floor` the floor that commits each delivery as one SQLite row (bot_ack_floor_app.py),
+the installed bot and the bot of each `--baseline-tree`, then sends each of them `--volleys`
+short closed-loop volleys (16 senders x `--per-sender` deliveries), in a new random order every
+turn, and prints each server's median CPU per acknowledgement (counted until the server is idle
 again, as in bot_ack.py), median deliveries a second and median p99, and their ratios to the
 floor's.
 
 Run: .venv/bin/python benchmarks/bot_ack_ab.py [--volleys 20] [--per-sender 30] [--senders 16]
-     [--workers N] [--baseline-tree DIR ...]
+     [--workers N] [--baseline-tree DIR ...] [--durable-floor]
 """
 
 from __future__ import annotations
@@ -25,10 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from _common import emit, machine, progress
-from bot_ack import Target, start_ours, start_stack_floor, volley
+from bot_ack import FLOOR, Target, start_ours, start_stack_floor, volley
 from bot_ack_figures import p99
-
-FLOOR = "flask_gunicorn_floor"
 
 
 def arguments() -> argparse.Namespace:
@@ -38,6 +37,11 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--senders", type=int, default=16)
     parser.add_argument("--workers", type=int, default=min((os.cpu_count() or 1) + 1, 8))
     parser.add_argument("--baseline-tree", type=Path, action="append", default=[])
+    parser.add_argument(
+        "--durable-floor",
+        action="store_true",
+        help="also Flask + gunicorn committing each delivery as one SQLite row before its 202",
+    )
     return parser.parse_args()
 
 
@@ -48,6 +52,8 @@ def main() -> None:
         targets: list[Target] = []
         try:
             targets.append(start_stack_floor(Path(folder), args.workers))
+            if args.durable_floor:
+                targets.append(start_stack_floor(Path(folder), args.workers, durable=True))
             targets.append(start_ours(Path(folder), args.workers, None))
             for tree in args.baseline_tree:
                 targets.append(start_ours(Path(folder), args.workers, None, tree=tree))
