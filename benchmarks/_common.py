@@ -15,6 +15,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+# The one row a delivery gets from the peers `bot_ack.py` measures the bot against (the
+# gidgethub peer and the durable floor); `bot_ack.py` reads its delivery ids back.
+DELIVERIES_TABLE = """
+CREATE TABLE IF NOT EXISTS deliveries (
+    delivery_id TEXT PRIMARY KEY,
+    event TEXT NOT NULL,
+    body BLOB NOT NULL,
+    received_at REAL NOT NULL
+)
+"""
+
 
 def summary(values: list[float], digits: int = 3) -> dict[str, float]:
     """min, median, p90 and max of a sample, rounded for printing."""

@@ -21,6 +21,7 @@ import sqlite3
 import threading
 import time
 
+from _common import DELIVERIES_TABLE
 from flask import Flask, jsonify, request
 from flask.typing import ResponseReturnValue
 
@@ -38,15 +39,6 @@ def healthz() -> ResponseReturnValue:
     return jsonify({"ok": True})
 
 
-_TABLE = """
-CREATE TABLE IF NOT EXISTS deliveries (
-    delivery_id TEXT PRIMARY KEY,
-    event TEXT NOT NULL,
-    body BLOB NOT NULL,
-    received_at REAL NOT NULL
-)
-"""
-
 durable = Flask("bot_ack_durable_floor")
 _local = threading.local()
 
@@ -58,7 +50,7 @@ def _db() -> sqlite3.Connection:
         conn = sqlite3.connect(os.environ["BOT_ACK_FLOOR_DB"], timeout=5, isolation_level=None)
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute(_TABLE)
+        conn.execute(DELIVERIES_TABLE)
         _local.conn = conn
     return conn
 

@@ -15,24 +15,16 @@ import sqlite3
 import sys
 import time
 
+from _common import DELIVERIES_TABLE
 from aiohttp import web
 from gidgethub import BadRequest, ValidationFailure, sansio
-
-_TABLE = """
-CREATE TABLE IF NOT EXISTS deliveries (
-    delivery_id TEXT PRIMARY KEY,
-    event TEXT NOT NULL,
-    body BLOB NOT NULL,
-    received_at REAL NOT NULL
-)
-"""
 
 
 def make_app(database: str, secret: str) -> web.Application:
     db = sqlite3.connect(database, isolation_level=None)
     db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA synchronous = NORMAL")
-    db.execute(_TABLE)
+    db.execute(DELIVERIES_TABLE)
 
     async def webhook(request: web.Request) -> web.Response:
         body = await request.read()
