@@ -41,6 +41,7 @@ def healthz() -> ResponseReturnValue:
 
 durable = Flask("bot_ack_durable_floor")
 _local = threading.local()
+_SECRET = os.environ.get("FREEMAD_WEBHOOK_SECRET", "").encode()  # bot_ack.py always sets it
 
 
 def _db() -> sqlite3.Connection:
@@ -58,8 +59,7 @@ def _db() -> sqlite3.Connection:
 @durable.post("/webhook")
 def durable_webhook() -> ResponseReturnValue:
     body = request.get_data()
-    secret = os.environ["FREEMAD_WEBHOOK_SECRET"].encode()
-    expected = "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
+    expected = "sha256=" + hmac.new(_SECRET, body, hashlib.sha256).hexdigest()
     if not hmac.compare_digest(expected, request.headers.get("X-Hub-Signature-256", "")):
         return jsonify({"error": "bad signature"}), 401
     delivery_id = request.headers.get("X-GitHub-Delivery", "")
