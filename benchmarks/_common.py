@@ -25,6 +25,7 @@ CREATE TABLE IF NOT EXISTS deliveries (
     received_at REAL NOT NULL
 )
 """
+RECORD_DELIVERY = "INSERT OR IGNORE INTO deliveries VALUES (?, ?, ?, ?)"  # one row, once
 
 
 def summary(values: list[float], digits: int = 3) -> dict[str, float]:

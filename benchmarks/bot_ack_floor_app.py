@@ -21,7 +21,7 @@ import sqlite3
 import threading
 import time
 
-from _common import DELIVERIES_TABLE
+from _common import DELIVERIES_TABLE, RECORD_DELIVERY
 from flask import Flask, jsonify, request
 from flask.typing import ResponseReturnValue
 
@@ -69,7 +69,7 @@ def durable_webhook() -> ResponseReturnValue:
     except ValueError:
         return jsonify({"error": "not JSON"}), 400
     cursor = _db().execute(
-        "INSERT OR IGNORE INTO deliveries VALUES (?, ?, ?, ?)",
+        RECORD_DELIVERY,
         (delivery_id, event, body, time.time()),
     )
     if cursor.rowcount != 1:
@@ -77,6 +77,4 @@ def durable_webhook() -> ResponseReturnValue:
     return jsonify({"accepted": delivery_id}), 202
 
 
-@durable.get("/healthz")
-def durable_healthz() -> ResponseReturnValue:
-    return jsonify({"ok": True})
+durable.add_url_rule("/healthz", view_func=healthz, methods=["GET"])

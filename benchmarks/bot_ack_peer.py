@@ -15,7 +15,7 @@ import sqlite3
 import sys
 import time
 
-from _common import DELIVERIES_TABLE
+from _common import DELIVERIES_TABLE, RECORD_DELIVERY
 from aiohttp import web
 from gidgethub import BadRequest, ValidationFailure, sansio
 
@@ -35,7 +35,7 @@ def make_app(database: str, secret: str) -> web.Application:
         except BadRequest as exc:
             return web.json_response({"error": str(exc)}, status=int(exc.status_code))
         cursor = db.execute(
-            "INSERT OR IGNORE INTO deliveries VALUES (?, ?, ?, ?)",
+            RECORD_DELIVERY,
             (event.delivery_id, event.event, body, time.time()),
         )
         if cursor.rowcount != 1:
